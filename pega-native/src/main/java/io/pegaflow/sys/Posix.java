@@ -35,6 +35,27 @@ public final class Posix {
         }
     }
 
+    /**
+     * Maps anonymous private memory whose backing is accounted for at map time (no {@code MAP_NORESERVE}).
+     *
+     * <p>With {@code hugeTlb} the call fails with {@code ENOMEM} when too few huge pages are reserved, instead of
+     * succeeding and raising {@code SIGBUS} on first touch; without it, strict overcommit refuses the mapping up front
+     * rather than the OOM killer acting later. Use it for memory that is pre-touched right away (the pinned pool).
+     */
+    public static long mmapAnonymousCommitted(long lengthBytes, boolean hugeTlb) {
+        int flags = LibC.MAP_PRIVATE | LibC.MAP_ANONYMOUS | (hugeTlb ? LibC.MAP_HUGETLB : 0);
+        String what = (hugeTlb ? "anonymous hugetlb length " : "anonymous length ") + lengthBytes;
+        try {
+            long addr = LibC.mmap(0, lengthBytes, LibC.PROT_READ | LibC.PROT_WRITE, flags, -1, 0);
+            if (addr == LibC.MAP_FAILED || addr == 0) {
+                throw new NativeException("mmap", 0, what);
+            }
+            return addr;
+        } catch (LastErrorException e) {
+            throw new NativeException("mmap", e.getErrorCode(), what);
+        }
+    }
+
     /** Maps {@code lengthBytes} of an open file shared and read-write, from offset 0. */
     public static long mmapShared(int fd, long lengthBytes, String what) {
         try {
@@ -130,6 +151,41 @@ public final class Posix {
             LibC.unlink(path);
         } catch (LastErrorException ignored) {
             // Already gone: the caller only wants it absent.
+        }
+    }
+
+    /**
+     * Fills {@code n} bytes at a native address with the low byte of {@code value}.
+     *
+     * <p>OFF-HEAP: the caller guarantees {@code [dst, dst + n)} is mapped and writable.
+     */
+    public static void memset(long dst, int value, long n) {
+        if (n > 0) {
+            LibC.memset(dst, value, n);
+        }
+    }
+
+    /**
+     * Copies {@code length} bytes from a native address into a heap array. For test fixtures and diagnostics: KV
+     * bytes never take this path in the engine.
+     *
+     * <p>OFF-HEAP: the caller guarantees {@code [src, src + length)} is mapped and readable.
+     */
+    public static void copyToArray(long src, byte[] dst, int dstIndex, int length) {
+        if (length > 0) {
+            new com.sun.jna.Pointer(src).read(0, dst, dstIndex, length);
+        }
+    }
+
+    /**
+     * Copies {@code length} bytes from a heap array to a native address. For test fixtures and diagnostics: KV bytes
+     * never take this path in the engine.
+     *
+     * <p>OFF-HEAP: the caller guarantees {@code [dst, dst + length)} is mapped and writable.
+     */
+    public static void copyFromArray(byte[] src, int srcIndex, long dst, int length) {
+        if (length > 0) {
+            new com.sun.jna.Pointer(dst).write(0, src, srcIndex, length);
         }
     }
 

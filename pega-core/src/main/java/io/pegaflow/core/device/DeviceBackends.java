@@ -1,0 +1,74 @@
+package io.pegaflow.core.device;
+
+import io.pegaflow.core.device.host.HostDeviceBackend;
+import io.pegaflow.core.memory.MemoryRegionInfo;
+import java.lang.reflect.Method;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Chooses the device backend ({@code pega.device.backend}): {@code auto} picks cuda when libcuda loads and a GPU is
+ * present, else host; {@code cuda} fails startup without a GPU; {@code host} never touches CUDA.
+ *
+ * <p>The cuda backend is looked up reflectively so that this class, and a host-only deployment, never load the CUDA
+ * bindings.
+ */
+public final class DeviceBackends {
+    private static final Logger LOG = LoggerFactory.getLogger(DeviceBackends.class);
+    private static final String CUDA_CLASS = "io.pegaflow.core.device.cuda.CudaDeviceBackend";
+
+    private DeviceBackends() {}
+
+    /**
+     * @param mode auto, cuda or host
+     * @param devices CUDA ordinals to use, empty for all
+     * @param poolRegions pinned pool regions the cuda backend registers with the driver
+     */
+    public static DeviceBackend select(String mode, int[] devices, List<MemoryRegionInfo> poolRegions) {
+        switch (mode) {
+            case "host":
+                return new HostDeviceBackend();
+            case "cuda":
+                if (!cudaAvailable()) {
+                    throw new IllegalStateException(
+                            "pega.device.backend: cuda (expected: a machine with libcuda and at least one GPU)");
+                }
+                return createCuda(devices, poolRegions);
+            case "auto":
+                if (cudaAvailable()) {
+                    LOG.info("device backend: cuda (libcuda and a GPU found)");
+                    return createCuda(devices, poolRegions);
+                }
+                LOG.info("device backend: host (no GPU found)");
+                return new HostDeviceBackend();
+            default:
+                throw new IllegalArgumentException("pega.device.backend: " + mode + " (expected: auto, cuda or host)");
+        }
+    }
+
+    private static boolean cudaAvailable() {
+        try {
+            Class<?> c = Class.forName(CUDA_CLASS);
+            return (Boolean) c.getMethod("isAvailable").invoke(null);
+        } catch (ReflectiveOperationException | LinkageError e) {
+            return false;
+        }
+    }
+
+    private static DeviceBackend createCuda(int[] devices, List<MemoryRegionInfo> poolRegions) {
+        try {
+            Class<?> c = Class.forName(CUDA_CLASS);
+            Method create = c.getMethod("create", int[].class, List.class);
+            return (DeviceBackend) create.invoke(null, devices, poolRegions);
+        } catch (java.lang.reflect.InvocationTargetException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof RuntimeException re) {
+                throw re;
+            }
+            throw new IllegalStateException("cuda backend failed to start: " + cause, cause);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("cuda backend is not available in this build: " + e, e);
+        }
+    }
+}

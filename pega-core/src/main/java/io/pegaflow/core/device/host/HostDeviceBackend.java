@@ -1,0 +1,104 @@
+package io.pegaflow.core.device.host;
+
+import io.pegaflow.core.device.DeviceBackend;
+import io.pegaflow.core.device.DeviceCopier;
+import io.pegaflow.core.device.LayerMemory;
+import io.pegaflow.sys.LibC;
+import io.pegaflow.sys.NativeException;
+import io.pegaflow.sys.Posix;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The device backend for machines without a GPU: a worker's "device memory" is a POSIX shared-memory object in
+ * {@code /dev/shm}, described by a {@link HostShmDescriptor}, and copies are native memcpy.
+ *
+ * <p>Each object is mapped once (keyed by name and inode, so a re-created object of the same name gets a fresh
+ * mapping) and shared by every layer in it. Thread-safe.
+ */
+public final class HostDeviceBackend implements DeviceBackend {
+    private final Path shmDir;
+    private final Map<String, ShmMapping> mappings = new HashMap<>();
+
+    public HostDeviceBackend() {
+        this(Path.of("/dev/shm"));
+    }
+
+    HostDeviceBackend(Path shmDir) {
+        this.shmDir = shmDir;
+    }
+
+    @Override
+    public String name() {
+        return "host";
+    }
+
+    @Override
+    public LayerMemory openLayer(int deviceId, byte[] wrapperBytes) {
+        HostShmDescriptor d = HostShmDescriptor.parse(wrapperBytes);
+        Path path = shmDir.resolve(d.name());
+        String key;
+        try {
+            Object inode = Files.getAttribute(path, "unix:ino", LinkOption.NOFOLLOW_LINKS);
+            if (!Files.isRegularFile(path, LinkOption.NOFOLLOW_LINKS)) {
+                throw HostShmDescriptor.bad(path + " is not a regular shared-memory object");
+            }
+            key = d.name() + "#" + inode;
+        } catch (IOException | UnsupportedOperationException e) {
+            throw HostShmDescriptor.bad(path + " cannot be opened: " + e.getMessage());
+        }
+        ShmMapping mapping = acquire(key, path);
+        long end = d.offset() + d.size();
+        if (end < 0 || end > mapping.sizeBytes()) {
+            mapping.release();
+            throw HostShmDescriptor.bad("range [" + d.offset() + ", " + end + ") exceeds " + path + " of "
+                    + mapping.sizeBytes() + " bytes");
+        }
+        return new HostLayerMemory(mapping, d.offset(), d.size());
+    }
+
+    private synchronized ShmMapping acquire(String key, Path path) {
+        ShmMapping existing = mappings.get(key);
+        if (existing != null && existing.tryRetain()) {
+            return existing;
+        }
+        int fd = -1;
+        try {
+            fd = Posix.open(path.toString(), LibC.O_RDWR | LibC.O_NOFOLLOW, 0);
+            long size = Posix.fileSize(fd, path.toString());
+            if (size <= 0) {
+                throw HostShmDescriptor.bad(path + " is empty");
+            }
+            long address = Posix.mmapShared(fd, size, path.toString());
+            ShmMapping mapping = new ShmMapping(key, address, size, this);
+            mappings.put(key, mapping);
+            return mapping;
+        } catch (NativeException e) {
+            throw HostShmDescriptor.bad(path + " cannot be mapped: " + e.getMessage());
+        } finally {
+            // The mapping keeps the object alive; the descriptor is no longer needed.
+            Posix.closeQuietly(fd);
+        }
+    }
+
+    synchronized void forget(ShmMapping mapping) {
+        mappings.remove(mapping.key(), mapping);
+    }
+
+    /** Objects currently mapped; tests assert this returns to 0 after teardown. */
+    public synchronized int mappedObjects() {
+        return mappings.size();
+    }
+
+    @Override
+    public DeviceCopier openCopier(int deviceId) {
+        return new HostDeviceCopier();
+    }
+
+    @Override
+    public void close() {}
+}

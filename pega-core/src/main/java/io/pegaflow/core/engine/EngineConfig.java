@@ -1,0 +1,80 @@
+package io.pegaflow.core.engine;
+
+import io.pegaflow.core.memory.PoolConfig;
+import java.time.Duration;
+
+/**
+ * Everything the engine needs to start, as plain values (the server maps its typed properties onto this; the core
+ * never sees Spring).
+ *
+ * @param pool pinned pool shape
+ * @param leaseTtl lifetime of a query lease from creation (reference: 600 s, not refreshed)
+ * @param maintenanceInterval how often expired leases are swept and stale in-flight blocks collected (30 s)
+ * @param inflightMaxAge age after which a block still missing slots is dropped (300 s)
+ * @param evictionBatch blocks evicted per reclaim step when an allocation fails (64)
+ * @param blockwiseAlloc one pool allocation per block instead of one per layer per Save
+ * @param hostAlignmentBytes host segment padding: 512 when the SSD tier needs O_DIRECT alignment, else 1
+ * @param admission {@code lru} or {@code tinylfu}
+ */
+public record EngineConfig(
+        PoolConfig pool,
+        Duration leaseTtl,
+        Duration maintenanceInterval,
+        Duration inflightMaxAge,
+        int evictionBatch,
+        boolean blockwiseAlloc,
+        long hostAlignmentBytes,
+        String admission) {
+
+    public EngineConfig {
+        requirePositive("pega.lease.ttl", leaseTtl);
+        requirePositive("pega.maintenance-interval", maintenanceInterval);
+        requirePositive("pega.inflight-max-age", inflightMaxAge);
+        if (evictionBatch < 1) {
+            throw new IllegalArgumentException("pega.eviction-batch: " + evictionBatch + " (expected: >= 1)");
+        }
+        if (hostAlignmentBytes < 1 || Long.bitCount(hostAlignmentBytes) != 1) {
+            throw new IllegalArgumentException(
+                    "host alignment: " + hostAlignmentBytes + " (expected: a power of two >= 1)");
+        }
+        if (!"lru".equals(admission) && !"tinylfu".equals(admission)) {
+            throw new IllegalArgumentException("pega.cache.admission: " + admission + " (expected: lru or tinylfu)");
+        }
+    }
+
+    private static void requirePositive(String name, Duration d) {
+        if (d == null || d.isNegative() || d.isZero()) {
+            throw new IllegalArgumentException(name + ": " + d + " (expected: a positive duration)");
+        }
+    }
+
+    /** The reference's defaults around the given pool. */
+    public static EngineConfig defaults(PoolConfig pool) {
+        return new EngineConfig(
+                pool, Duration.ofSeconds(600), Duration.ofSeconds(30), Duration.ofSeconds(300), 64, false, 1, "lru");
+    }
+
+    public EngineConfig withLeaseTtl(Duration ttl) {
+        return new EngineConfig(
+                pool,
+                ttl,
+                maintenanceInterval,
+                inflightMaxAge,
+                evictionBatch,
+                blockwiseAlloc,
+                hostAlignmentBytes,
+                admission);
+    }
+
+    public EngineConfig withBlockwiseAlloc(boolean blockwise) {
+        return new EngineConfig(
+                pool,
+                leaseTtl,
+                maintenanceInterval,
+                inflightMaxAge,
+                evictionBatch,
+                blockwise,
+                hostAlignmentBytes,
+                admission);
+    }
+}

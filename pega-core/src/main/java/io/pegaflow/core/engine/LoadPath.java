@@ -1,0 +1,227 @@
+package io.pegaflow.core.engine;
+
+import io.pegaflow.core.block.SealedBlock;
+import io.pegaflow.core.block.SlotData;
+import io.pegaflow.core.device.CopyPlan;
+import io.pegaflow.core.instance.DeviceContext;
+import io.pegaflow.core.instance.Instance;
+import io.pegaflow.core.instance.LayerRegistration;
+import io.pegaflow.core.lease.LeaseId;
+import io.pegaflow.core.lease.LeaseTable;
+import io.pegaflow.core.load.LoadStateSignal;
+import io.pegaflow.core.metrics.EngineMetrics;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Load (spec/engine-api.md §5.5): consume lease shares, then copy pool to device on the device's load lane and
+ * signal through the worker's load-state object. The RPC answers as soon as the copy is queued.
+ *
+ * <p>Error contract: request-shape errors answer before the load-state object is touched; once it is attached, every
+ * failure first writes -1 to it, so the worker never waits for a load that will not happen.
+ */
+final class LoadPath {
+    private static final Logger LOG = LoggerFactory.getLogger(LoadPath.class);
+
+    private final InstanceRegistry instances;
+    private final LeaseTable leases;
+    private final EngineMetrics metrics;
+    private final NanoClock clock;
+
+    LoadPath(InstanceRegistry instances, LeaseTable leases, EngineMetrics metrics, NanoClock clock) {
+        this.instances = instances;
+        this.leases = leases;
+        this.metrics = metrics;
+        this.clock = clock;
+    }
+
+    void load(
+            String instanceId,
+            long tpRank,
+            int deviceId,
+            String loadStateShm,
+            List<String> layerNames,
+            List<LeaseLoad> loads) {
+        if (deviceId < 0) {
+            throw EngineException.badRequest("device_id " + deviceId + " must be >= 0");
+        }
+        List<LeaseId> ids = new ArrayList<>(loads.size());
+        for (LeaseLoad l : loads) {
+            ids.add(LeaseId.parse(l.lease()));
+        }
+        LoadStateSignal signal = LoadStateSignal.attach(loadStateShm);
+        List<SealedBlock> held = new ArrayList<>();
+        try {
+            Instance instance = instances.require(instanceId);
+            DeviceContext device = instance.device(deviceId);
+            if (device == null) {
+                throw EngineException.workerMissing(instanceId, deviceId);
+            }
+            int[] targets = consume(instanceId, ids, loads, held);
+            List<LayerRegistration> layers = resolveLayers(instance, device, layerNames);
+            if (tpRank >= instance.tpSize()) {
+                throw EngineException.invalidArgument(
+                        "tp_rank " + tpRank + " out of range (tp_size " + instance.tpSize() + ")");
+            }
+            LoadTask task = new LoadTask(device, layers, instance.tpSize(), (int) tpRank, targets, held, signal);
+            if (!task.hasWork()) {
+                signal.succeed();
+                releaseAll(held);
+                return;
+            }
+            try {
+                device.loadLane().execute(task);
+            } catch (RejectedExecutionException e) {
+                throw EngineException.failedPrecondition("device " + deviceId + " is being unregistered");
+            }
+        } catch (RuntimeException e) {
+            signal.fail();
+            releaseAll(held);
+            metrics.loadFailures.increment();
+            throw e;
+        }
+    }
+
+    /** Takes one share of each lease in order; returns the destination block id of every consumed block. */
+    private int[] consume(String instanceId, List<LeaseId> ids, List<LeaseLoad> loads, List<SealedBlock> held) {
+        List<int[]> perLease = new ArrayList<>(ids.size());
+        int total = 0;
+        for (int i = 0; i < ids.size(); i++) {
+            SealedBlock[] blocks = leases.consume(instanceId, ids.get(i));
+            held.addAll(List.of(blocks));
+            int[] targets = loads.get(i).blockIds();
+            if (blocks.length != targets.length) {
+                throw EngineException.invalidArgument("query lease block count " + blocks.length
+                        + " does not match destination block count " + targets.length);
+            }
+            perLease.add(targets);
+            total += targets.length;
+        }
+        int[] out = new int[total];
+        int at = 0;
+        for (int[] targets : perLease) {
+            System.arraycopy(targets, 0, out, at, targets.length);
+            at += targets.length;
+        }
+        return out;
+    }
+
+    private static List<LayerRegistration> resolveLayers(Instance instance, DeviceContext device, List<String> names) {
+        List<LayerRegistration> out = new ArrayList<>(names.size());
+        for (String name : names) {
+            if (instance.layerId(name) < 0) {
+                throw EngineException.invalidArgument("layer " + name + " unknown for instance " + instance.id());
+            }
+            LayerRegistration layer = device.layer(name);
+            if (layer == null) {
+                throw EngineException.invalidArgument(
+                        "layer " + name + " not registered on device " + device.deviceId());
+            }
+            out.add(layer);
+        }
+        return out;
+    }
+
+    private static void releaseAll(List<SealedBlock> blocks) {
+        for (SealedBlock block : blocks) {
+            block.release();
+        }
+        blocks.clear();
+    }
+
+    /** The queued copy: owns the consumed block references until it finishes. */
+    private final class LoadTask implements Runnable {
+        private final DeviceContext device;
+        private final List<LayerRegistration> layers;
+        private final int tpSize;
+        private final int tpRank;
+        private final int[] targets;
+        private final List<SealedBlock> blocks;
+        private final LoadStateSignal signal;
+
+        LoadTask(
+                DeviceContext device,
+                List<LayerRegistration> layers,
+                int tpSize,
+                int tpRank,
+                int[] targets,
+                List<SealedBlock> blocks,
+                LoadStateSignal signal) {
+            this.device = device;
+            this.layers = layers;
+            this.tpSize = tpSize;
+            this.tpRank = tpRank;
+            this.targets = targets;
+            this.blocks = new ArrayList<>(blocks);
+            this.signal = signal;
+        }
+
+        /** Whether any (layer, block) pair would copy bytes; skips negative ids and blocks lacking the slot. */
+        boolean hasWork() {
+            for (LayerRegistration layer : layers) {
+                int slot = layer.layerId() * tpSize + tpRank;
+                for (int i = 0; i < targets.length; i++) {
+                    if (targets[i] >= 0 && blocks.get(i).slot(slot) != null) {
+                        return true;
+                    }
+                }
+            }
+            return false;
+        }
+
+        @Override
+        public void run() {
+            long started = clock.nanoTime();
+            try {
+                CopyPlan plan = plan();
+                device.copier().copyToDevice(plan);
+                metrics.loadBytes.add(plan.totalBytes());
+                metrics.loadDuration().recordNanos(clock.nanoTime() - started);
+                if (!signal.succeed()) {
+                    LOG.debug("load state {} vanished before completion was signalled", signal.name());
+                }
+            } catch (RuntimeException e) {
+                metrics.loadFailures.increment();
+                LOG.warn("load on device {} failed: {}", device.deviceId(), e.getMessage());
+                signal.fail();
+            } finally {
+                for (SealedBlock block : blocks) {
+                    block.release();
+                }
+            }
+        }
+
+        private CopyPlan plan() {
+            CopyPlan plan = new CopyPlan(targets.length * layers.size());
+            for (LayerRegistration layer : layers) {
+                int slotIndex = layer.layerId() * tpSize + tpRank;
+                long copy = layer.copySegmentBytes();
+                int segments = layer.isSplit() ? 2 : 1;
+                // Segment-major order keeps each plane's consecutive blocks adjacent, so they coalesce.
+                for (int s = 0; s < segments; s++) {
+                    for (int i = 0; i < targets.length; i++) {
+                        int blockId = targets[i];
+                        SlotData slot = blocks.get(i).slot(slotIndex);
+                        if (blockId < 0 || slot == null) {
+                            continue;
+                        }
+                        if (!layer.containsBlock(blockId)) {
+                            throw EngineException.storage("Block " + blockId + " segment " + s
+                                    + " exceeds registered memory of layer " + layer.name());
+                        }
+                        if (slot.segments() != segments || slot.length(s) < copy) {
+                            throw EngineException.storage("stored block does not match the layout of layer "
+                                    + layer.name() + " (segments " + slot.segments() + ", " + slot.length(s)
+                                    + " bytes; need " + segments + " of " + copy + ")");
+                        }
+                        plan.add(layer.deviceAddress(blockId, s), slot.address(s), copy);
+                    }
+                }
+            }
+            return plan;
+        }
+    }
+}

@@ -1,0 +1,74 @@
+package io.pegaflow.core.engine;
+
+import io.pegaflow.core.cache.BlockCache;
+import io.pegaflow.core.cache.EvictedBlocks;
+import io.pegaflow.core.memory.PinnedAllocation;
+import io.pegaflow.core.memory.PinnedMemoryPool;
+import io.pegaflow.core.metrics.EngineMetrics;
+
+/**
+ * Allocation with reclaim (spec/storage.md §1.5): try the pool; when it has no room, evict LRU batches from the RAM
+ * index until the largest free region fits, retrying; give up when eviction frees nothing.
+ *
+ * <p>Eviction skips blocks another holder references (see {@link BlockCache}), so a request larger than what
+ * unreferenced blocks can free ends after one pass over the index instead of emptying it for nothing.
+ */
+final class PoolReclaimer {
+    private final PinnedMemoryPool pool;
+    private final BlockCache cache;
+    private final EngineMetrics metrics;
+    private final int batch;
+    private final EvictionListener listener;
+
+    /** Told about every evicted batch before its references are dropped. */
+    interface EvictionListener {
+        void onEvicted(EvictedBlocks evicted);
+    }
+
+    PoolReclaimer(
+            PinnedMemoryPool pool, BlockCache cache, EngineMetrics metrics, int batch, EvictionListener listener) {
+        this.pool = pool;
+        this.cache = cache;
+        this.metrics = metrics;
+        this.batch = batch;
+        this.listener = listener;
+    }
+
+    /** Returns an allocation or null when the pool stays full after reclaim. */
+    PinnedAllocation allocate(long bytes) {
+        for (; ; ) {
+            PinnedAllocation allocation = pool.allocate(bytes);
+            if (allocation != null) {
+                return allocation;
+            }
+            boolean freedAny = false;
+            while (pool.largestFreeBytes() < bytes) {
+                EvictedBlocks evicted = cache.evictLru(batch);
+                if (evicted.count() == 0) {
+                    break;
+                }
+                drop(evicted);
+                freedAny = true;
+            }
+            if (!freedAny) {
+                allocation = pool.allocate(bytes);
+                if (allocation == null) {
+                    metrics.poolAllocFailures.increment();
+                }
+                return allocation;
+            }
+        }
+    }
+
+    /** Accounts for, announces and releases one evicted batch; returns the pinned bytes freed by it. */
+    long drop(EvictedBlocks evicted) {
+        long usedBefore = pool.usedBytes();
+        listener.onEvicted(evicted);
+        metrics.cacheEvictions.add(evicted.count());
+        metrics.cacheEvictionsStillReferenced.add(evicted.stillReferenced());
+        evicted.releaseAll();
+        long reclaimed = Math.max(0, usedBefore - pool.usedBytes());
+        metrics.cacheEvictionReclaimedBytes.add(reclaimed);
+        return reclaimed;
+    }
+}

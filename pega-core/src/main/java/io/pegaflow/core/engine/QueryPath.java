@@ -1,0 +1,96 @@
+package io.pegaflow.core.engine;
+
+import io.pegaflow.core.block.BlockKey;
+import io.pegaflow.core.block.SealedBlock;
+import io.pegaflow.core.cache.BlockCache;
+import io.pegaflow.core.instance.Instance;
+import io.pegaflow.core.lease.LeaseId;
+import io.pegaflow.core.lease.LeaseTable;
+import io.pegaflow.core.metrics.EngineMetrics;
+import io.pegaflow.core.prefetch.BackingTier;
+import io.pegaflow.core.prefetch.PrefetchTable;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * QueryPrefetch (spec/engine-api.md §5.3): the longest prefix of the request's hashes that is sealed and resident,
+ * under the instance's namespace, returned with a lease that keeps those blocks alive for the loads that follow.
+ *
+ * <p>With a {@link BackingTier}, a RAM-miss suffix starts a background fetch and the query answers Loading until a
+ * poll finds the fetch done. Unlike the reference, a finished fetch is only handed to a poll from the same instance
+ * with the same hashes; anything else starts over (see {@link PrefetchTable}).
+ */
+final class QueryPath {
+    private final InstanceRegistry instances;
+    private final BlockCache cache;
+    private final LeaseTable leases;
+    private final EngineMetrics metrics;
+    private final PrefetchTable prefetch;
+
+    QueryPath(
+            InstanceRegistry instances,
+            BlockCache cache,
+            LeaseTable leases,
+            EngineMetrics metrics,
+            PrefetchTable prefetch) {
+        this.instances = instances;
+        this.cache = cache;
+        this.leases = leases;
+        this.metrics = metrics;
+        this.prefetch = prefetch;
+    }
+
+    QueryOutcome query(String instanceId, List<byte[]> hashes, String reqId) {
+        if (reqId.isEmpty()) {
+            throw EngineException.badRequest("req_id must not be empty");
+        }
+        Instance instance = instances.require(instanceId);
+        List<BlockKey> keys = new ArrayList<>(hashes.size());
+        for (byte[] hash : hashes) {
+            keys.add(new BlockKey(instance.namespace(), hash));
+        }
+        if (prefetch != null) {
+            PrefetchTable.Poll poll = prefetch.poll(instanceId, reqId, keys);
+            if (poll.loading()) {
+                return QueryOutcome.LOADING;
+            }
+            if (poll.ready() != null) {
+                return ready(instance, poll.ready(), keys.size());
+            }
+        }
+        SealedBlock[] found = new SealedBlock[keys.size()];
+        int hits = cache.prefix(keys, found);
+        if (prefetch != null && hits < keys.size()) {
+            List<SealedBlock> prefix = new ArrayList<>(Arrays.asList(found).subList(0, hits));
+            if (prefetch.start(instanceId, reqId, keys, prefix)) {
+                metrics.tierRam.add(hits);
+                return QueryOutcome.LOADING;
+            }
+        }
+        if (!keys.isEmpty()) {
+            metrics.tierRam.add(hits);
+            metrics.tierMiss.add(keys.size() - hits);
+        }
+        return ready(instance, Arrays.asList(found).subList(0, hits), keys.size());
+    }
+
+    /** Leases {@code blocks} (taking over their references) and counts hits and misses. */
+    private QueryOutcome ready(Instance instance, List<SealedBlock> blocks, int requested) {
+        metrics.cacheBlockHits.add(blocks.size());
+        metrics.cacheBlockMisses.add(requested - blocks.size());
+        if (blocks.isEmpty()) {
+            return QueryOutcome.MISS;
+        }
+        LeaseId id = leases.create(instance.id(), blocks.toArray(new SealedBlock[0]), instance.worldSize());
+        return QueryOutcome.ready(blocks.size(), id.toBytes());
+    }
+
+    /** Release (spec/engine-api.md §5.4). */
+    void release(byte[] lease) {
+        LeaseId id = LeaseId.parse(lease);
+        if (!leases.release(id)) {
+            throw EngineException.failedPrecondition("query lease is unknown or expired");
+        }
+    }
+}

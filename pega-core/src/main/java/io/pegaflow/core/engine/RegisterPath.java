@@ -1,0 +1,136 @@
+package io.pegaflow.core.engine;
+
+import io.pegaflow.core.device.DeviceBackend;
+import io.pegaflow.core.device.DeviceCopier;
+import io.pegaflow.core.device.LayerMemory;
+import io.pegaflow.core.instance.DeviceContext;
+import io.pegaflow.core.instance.Instance;
+import io.pegaflow.core.instance.LayerRegistration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * RegisterContextBatch (spec/engine-api.md §5.1): validate the request, map every layer, validate layouts, then
+ * create or join the instance and install the device context.
+ *
+ * <p>Unlike the reference, a failure part-way never leaves mappings behind: every layer mapped by a failed request
+ * is closed before the error is returned.
+ */
+final class RegisterPath {
+    private final InstanceRegistry instances;
+    private final DeviceBackend backend;
+    private final long hostAlignmentBytes;
+
+    RegisterPath(InstanceRegistry instances, DeviceBackend backend, long hostAlignmentBytes) {
+        this.instances = instances;
+        this.backend = backend;
+        this.hostAlignmentBytes = hostAlignmentBytes;
+    }
+
+    void register(RegisterCommand c) {
+        validateShape(c);
+        int n = c.layerNames().size();
+        List<LayerMemory> mapped = new ArrayList<>(n);
+        boolean installed = false;
+        try {
+            for (int i = 0; i < n; i++) {
+                mapped.add(backend.openLayer(c.deviceId(), c.wrapperBytes().get(i)));
+            }
+            // Validate layouts before any instance state changes (ids are assigned afterwards).
+            for (int i = 0; i < n; i++) {
+                LayerRegistration.validate(
+                        c.layerNames().get(i),
+                        -1,
+                        mapped.get(i),
+                        c.numBlocks()[i],
+                        c.bytesPerBlock()[i],
+                        c.kvStrideBytes()[i],
+                        c.segments()[i],
+                        hostAlignmentBytes);
+            }
+            Instance instance = instances.getOrCreate(
+                    c.instanceId(), c.namespace(), (int) c.tpSize(), (int) c.worldSize(), (int) c.numLayers());
+            if (c.tpRank() >= instance.tpSize()) {
+                throw EngineException.invalidArgument(
+                        "tp_rank " + c.tpRank() + " out of range (tp_size " + instance.tpSize() + ")");
+            }
+            int[] ids = instance.assignLayerIds(c.layerNames());
+            Map<String, LayerRegistration> layers = new LinkedHashMap<>();
+            for (int i = 0; i < n; i++) {
+                layers.put(
+                        c.layerNames().get(i),
+                        LayerRegistration.validate(
+                                c.layerNames().get(i),
+                                ids[i],
+                                mapped.get(i),
+                                c.numBlocks()[i],
+                                c.bytesPerBlock()[i],
+                                c.kvStrideBytes()[i],
+                                c.segments()[i],
+                                hostAlignmentBytes));
+            }
+            if (instance.device(c.deviceId()) != null) {
+                throw deviceExists(c.deviceId());
+            }
+            DeviceCopier copier = backend.openCopier(c.deviceId());
+            DeviceContext context =
+                    new DeviceContext(c.instanceId(), c.deviceId(), (int) c.tpRank(), (int) c.ppRank(), layers, copier);
+            if (!instance.addDevice(context)) {
+                context.close();
+                installed = true; // context.close() closed the mappings already
+                throw deviceExists(c.deviceId());
+            }
+            installed = true;
+        } finally {
+            if (!installed) {
+                mapped.forEach(LayerMemory::close);
+            }
+        }
+    }
+
+    private static EngineException deviceExists(int deviceId) {
+        return EngineException.invalidArgument("GPU context for device " + deviceId + " already exists");
+    }
+
+    /** The RPC-boundary checks, in the reference's order with its exact texts. */
+    private static void validateShape(RegisterCommand c) {
+        if (c.deviceId() < 0) {
+            throw EngineException.badRequest("device_id " + c.deviceId() + " must be >= 0");
+        }
+        if (c.numLayers() == 0) {
+            throw EngineException.badRequest("num_layers must be > 0");
+        }
+        if (c.tpSize() == 0) {
+            throw EngineException.badRequest("tp_size must be > 0");
+        }
+        if (c.worldSize() == 0) {
+            throw EngineException.badRequest("world_size must be > 0");
+        }
+        if (c.tpRank() >= c.tpSize()) {
+            throw EngineException.badRequest("tp_rank " + c.tpRank() + " out of range (tp_size " + c.tpSize() + ")");
+        }
+        int n = c.layerNames().size();
+        if (n == 0
+                || c.wrapperBytes().size() != n
+                || c.numBlocks().length != n
+                || c.bytesPerBlock().length != n
+                || c.kvStrideBytes().length != n
+                || c.segments().length != n) {
+            throw EngineException.badRequest(
+                    "all layer arrays must have the same non-zero length (got layer_names=" + n + ")");
+        }
+        if (n > c.numLayers()) {
+            throw EngineException.badRequest("layer batch size " + n + " exceeds instance num_layers " + c.numLayers());
+        }
+        if (c.tpSize() > Integer.MAX_VALUE || c.worldSize() > Integer.MAX_VALUE || c.numLayers() > 1 << 20) {
+            throw EngineException.badRequest("tp_size, world_size and num_layers must be below 2^31 (num_layers 2^20)");
+        }
+        for (String name : c.layerNames()) {
+            if (name.isEmpty()) {
+                throw EngineException.badRequest("layer names must not be empty");
+            }
+        }
+    }
+}

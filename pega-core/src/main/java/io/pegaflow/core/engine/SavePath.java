@@ -1,0 +1,338 @@
+package io.pegaflow.core.engine;
+
+import io.pegaflow.core.block.BlockKey;
+import io.pegaflow.core.block.SlotData;
+import io.pegaflow.core.cache.BlockCache;
+import io.pegaflow.core.device.CopyPlan;
+import io.pegaflow.core.instance.DeviceContext;
+import io.pegaflow.core.instance.Instance;
+import io.pegaflow.core.instance.LayerRegistration;
+import io.pegaflow.core.memory.PinnedAllocation;
+import io.pegaflow.core.metrics.EngineMetrics;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+
+/**
+ * Save (spec/engine-api.md §5.2): validate, drop blocks already resident, allocate pool memory per layer, copy
+ * device to pool on the device's save lane and wait for it, then hand the slots to the sealing worker.
+ *
+ * <p>The reply must not leave before the copy finished: the connector frees the vLLM blocks as soon as Save returns.
+ * Sealing is asynchronous, so a query right after Save may still miss.
+ */
+final class SavePath {
+    private final InstanceRegistry instances;
+    private final BlockCache cache;
+    private final PoolReclaimer reclaimer;
+    private final SealWorker sealer;
+    private final EngineMetrics metrics;
+    private final NanoClock clock;
+    private final boolean blockwise;
+
+    SavePath(
+            InstanceRegistry instances,
+            BlockCache cache,
+            PoolReclaimer reclaimer,
+            SealWorker sealer,
+            EngineMetrics metrics,
+            NanoClock clock,
+            boolean blockwise) {
+        this.instances = instances;
+        this.cache = cache;
+        this.reclaimer = reclaimer;
+        this.sealer = sealer;
+        this.metrics = metrics;
+        this.clock = clock;
+        this.blockwise = blockwise;
+    }
+
+    /** The surviving pairs of one layer: which keys (by index into the batch's key list) and which block ids. */
+    private static final class LayerWork {
+        final LayerRegistration layer;
+        final int slot;
+        final int[] keyIndex;
+        final int[] blockIds;
+        int count;
+        PinnedAllocation[] kAllocs;
+        PinnedAllocation[] vAllocs;
+
+        LayerWork(LayerRegistration layer, int slot, int capacity) {
+            this.layer = layer;
+            this.slot = slot;
+            this.keyIndex = new int[capacity];
+            this.blockIds = new int[capacity];
+        }
+
+        void releaseAllocations() {
+            releaseAll(kAllocs);
+            releaseAll(vAllocs);
+        }
+
+        private static void releaseAll(PinnedAllocation[] allocs) {
+            if (allocs != null) {
+                for (PinnedAllocation a : allocs) {
+                    if (a != null) {
+                        a.release();
+                    }
+                }
+            }
+        }
+    }
+
+    void save(String instanceId, long tpRank, long ppRank, int deviceId, List<LayerSave> saves) {
+        long started = clock.nanoTime();
+        if (deviceId < 0) {
+            throw EngineException.badRequest("device_id " + deviceId + " must be >= 0");
+        }
+        for (LayerSave s : saves) {
+            if (s.blockIds().length != s.blockHashes().size()) {
+                throw EngineException.badRequest("block_ids length " + s.blockIds().length
+                        + " does not match block_hashes " + s.blockHashes().size() + " for layer " + s.layerName());
+            }
+        }
+        Instance instance = instances.require(instanceId);
+        DeviceContext device = instance.device(deviceId);
+        if (device == null) {
+            throw EngineException.workerMissing(instanceId, deviceId);
+        }
+        if (device.tpRank() != tpRank || device.ppRank() != ppRank) {
+            throw EngineException.invalidArgument("device_id " + deviceId + " is registered for tp_rank "
+                    + device.tpRank() + ", pp_rank " + device.ppRank() + ", but save requested tp_rank " + tpRank
+                    + ", pp_rank " + ppRank);
+        }
+        if (tpRank >= instance.tpSize()) {
+            throw EngineException.invalidArgument(
+                    "tp_rank " + tpRank + " out of range (tp_size " + instance.tpSize() + ")");
+        }
+        String namespace = instance.namespace();
+        int totalSlots = instance.totalSlots();
+
+        // Resolve layers first so that a bad name fails before any work.
+        List<LayerRegistration> layers = new ArrayList<>(saves.size());
+        for (LayerSave s : saves) {
+            int layerId = instance.layerId(s.layerName());
+            if (layerId < 0) {
+                throw EngineException.invalidArgument("layer " + s.layerName() + " unknown");
+            }
+            LayerRegistration layer = device.layer(s.layerName());
+            if (layer == null) {
+                throw EngineException.invalidArgument("layer " + s.layerName() + " not registered on device");
+            }
+            layers.add(layer);
+        }
+
+        List<BlockKey> keys = uniqueMissingKeys(namespace, saves, layers);
+        if (keys.isEmpty()) {
+            return;
+        }
+        Map<BlockKey, Integer> keyIndex = new LinkedHashMap<>(keys.size() * 2);
+        for (int i = 0; i < keys.size(); i++) {
+            keyIndex.put(keys.get(i), i);
+        }
+        List<LayerWork> work = selectPairs(namespace, saves, layers, keyIndex, instance.tpSize(), (int) tpRank);
+        if (work.isEmpty()) {
+            return;
+        }
+        try {
+            CopyPlan plan = allocateAndPlan(work);
+            copy(device, plan);
+            long bytes = 0;
+            SlotData[][] data = new SlotData[work.size()][];
+            int[] layerSlots = new int[work.size()];
+            for (int l = 0; l < work.size(); l++) {
+                LayerWork w = work.get(l);
+                layerSlots[l] = w.slot;
+                data[l] = slotsOf(w, keys.size());
+                bytes += w.layer.hostSegmentBytes() * (w.layer.isSplit() ? 2L : 1L) * w.count;
+            }
+            sealer.submit(new SealBatch(namespace, totalSlots, keys.toArray(new BlockKey[0]), layerSlots, data));
+            metrics.saveBytes.add(bytes);
+            metrics.saveDuration().recordNanos(clock.nanoTime() - started);
+        } finally {
+            // Slots hold their own references now; the save's initial ones go.
+            for (LayerWork w : work) {
+                w.releaseAllocations();
+            }
+        }
+    }
+
+    /** Union of the request's hashes in first-seen order, without the ones already sealed and resident. */
+    private List<BlockKey> uniqueMissingKeys(String namespace, List<LayerSave> saves, List<LayerRegistration> layers) {
+        LinkedHashMap<BlockKey, Boolean> union = new LinkedHashMap<>();
+        boolean sharedOrder = sameHashOrder(saves) && sameBlockCount(layers);
+        for (int l = 0; l < saves.size(); l++) {
+            LayerSave s = saves.get(l);
+            LayerRegistration layer = layers.get(l);
+            for (int i = 0; i < s.blockIds().length; i++) {
+                if (layer.containsBlock(s.blockIds()[i])) {
+                    union.putIfAbsent(new BlockKey(namespace, s.blockHashes().get(i)), Boolean.TRUE);
+                }
+            }
+            if (sharedOrder) {
+                break; // every layer carries the same pairs: the first layer's union is the union
+            }
+        }
+        List<BlockKey> all = new ArrayList<>(union.keySet());
+        boolean[] resident = new boolean[all.size()];
+        cache.markResident(all, resident);
+        List<BlockKey> missing = new ArrayList<>(all.size());
+        for (int i = 0; i < all.size(); i++) {
+            if (!resident[i]) {
+                missing.add(all.get(i));
+            }
+        }
+        return missing;
+    }
+
+    private static boolean sameBlockCount(List<LayerRegistration> layers) {
+        for (LayerRegistration layer : layers) {
+            if (layer.numBlocks() != layers.get(0).numBlocks()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean sameHashOrder(List<LayerSave> saves) {
+        if (saves.size() < 2) {
+            return true;
+        }
+        LayerSave first = saves.get(0);
+        for (int l = 1; l < saves.size(); l++) {
+            LayerSave s = saves.get(l);
+            if (!Arrays.equals(first.blockIds(), s.blockIds())
+                    || first.blockHashes().size() != s.blockHashes().size()) {
+                return false;
+            }
+            for (int i = 0; i < s.blockHashes().size(); i++) {
+                if (!Arrays.equals(first.blockHashes().get(i), s.blockHashes().get(i))) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    private static List<LayerWork> selectPairs(
+            String namespace,
+            List<LayerSave> saves,
+            List<LayerRegistration> layers,
+            Map<BlockKey, Integer> keyIndex,
+            int tpSize,
+            int tpRank) {
+        List<LayerWork> out = new ArrayList<>(saves.size());
+        boolean[] taken = new boolean[keyIndex.size()];
+        for (int l = 0; l < saves.size(); l++) {
+            LayerSave s = saves.get(l);
+            LayerRegistration layer = layers.get(l);
+            int slot = layer.layerId() * tpSize + tpRank;
+            LayerWork w = null;
+            Arrays.fill(taken, false);
+            for (int i = 0; i < s.blockIds().length; i++) {
+                int blockId = s.blockIds()[i];
+                if (!layer.containsBlock(blockId)) {
+                    continue; // out-of-range ids are dropped silently, as the reference does
+                }
+                Integer k = keyIndex.get(new BlockKey(namespace, s.blockHashes().get(i)));
+                if (k == null || taken[k]) {
+                    continue;
+                }
+                taken[k] = true;
+                if (w == null) {
+                    w = new LayerWork(layer, slot, s.blockIds().length);
+                }
+                w.keyIndex[w.count] = k;
+                w.blockIds[w.count] = blockId;
+                w.count++;
+            }
+            if (w != null) {
+                out.add(w);
+            }
+        }
+        return out;
+    }
+
+    private CopyPlan allocateAndPlan(List<LayerWork> work) {
+        int ranges = 0;
+        for (LayerWork w : work) {
+            ranges += w.count * (w.layer.isSplit() ? 2 : 1);
+        }
+        CopyPlan plan = new CopyPlan(Math.min(ranges, 1 << 16));
+        for (LayerWork w : work) {
+            LayerRegistration layer = w.layer;
+            long seg = layer.hostSegmentBytes();
+            long copy = layer.copySegmentBytes();
+            int allocations = blockwise ? w.count : 1;
+            long perAllocation = blockwise ? seg : seg * w.count;
+            w.kAllocs = new PinnedAllocation[allocations];
+            w.vAllocs = layer.isSplit() ? new PinnedAllocation[allocations] : null;
+            for (int a = 0; a < allocations; a++) {
+                w.kAllocs[a] = allocateOrFail(perAllocation, layer.isSplit() ? "K segment" : "contiguous block");
+                if (layer.isSplit()) {
+                    w.vAllocs[a] = allocateOrFail(perAllocation, "V segment");
+                }
+            }
+            for (int i = 0; i < w.count; i++) {
+                plan.add(layer.deviceAddress(w.blockIds[i], 0), hostAddress(w.kAllocs, i, seg), copy);
+            }
+            if (layer.isSplit()) {
+                for (int i = 0; i < w.count; i++) {
+                    plan.add(layer.deviceAddress(w.blockIds[i], 1), hostAddress(w.vAllocs, i, seg), copy);
+                }
+            }
+        }
+        return plan;
+    }
+
+    private long hostAddress(PinnedAllocation[] allocs, int i, long seg) {
+        return blockwise ? allocs[i].address() : allocs[0].address() + i * seg;
+    }
+
+    private PinnedAllocation allocateOrFail(long bytes, String what) {
+        PinnedAllocation a = reclaimer.allocate(bytes);
+        if (a == null) {
+            throw EngineException.storage("pinned pool exhausted while allocating " + what + " buffer");
+        }
+        return a;
+    }
+
+    private static void copy(DeviceContext device, CopyPlan plan) {
+        Future<?> done;
+        try {
+            done = device.saveLane().submit(() -> device.copier().copyToHost(plan));
+        } catch (RejectedExecutionException e) {
+            throw EngineException.failedPrecondition("device " + device.deviceId() + " is being unregistered");
+        }
+        try {
+            done.get();
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof EngineException ee) {
+                throw ee;
+            }
+            throw EngineException.storage("batch copy failed: " + cause, cause);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw EngineException.storage("batch copy interrupted");
+        }
+    }
+
+    private SlotData[] slotsOf(LayerWork w, int keys) {
+        SlotData[] out = new SlotData[keys];
+        long seg = w.layer.hostSegmentBytes();
+        for (int i = 0; i < w.count; i++) {
+            long k = hostAddress(w.kAllocs, i, seg);
+            PinnedAllocation ka = blockwise ? w.kAllocs[i] : w.kAllocs[0];
+            out[w.keyIndex[i]] = w.layer.isSplit()
+                    ? SlotData.split(
+                            ka, k, blockwise ? w.vAllocs[i] : w.vAllocs[0], hostAddress(w.vAllocs, i, seg), seg)
+                    : SlotData.contiguous(ka, k, seg);
+        }
+        return out;
+    }
+}

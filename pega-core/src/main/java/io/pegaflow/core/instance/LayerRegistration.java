@@ -1,0 +1,154 @@
+package io.pegaflow.core.instance;
+
+import io.pegaflow.core.device.LayerMemory;
+import io.pegaflow.core.engine.EngineException;
+
+/**
+ * One layer tensor registered on one device, with the layout values of spec/engine-api.md §3.1:
+ * {@code P} (base address), {@code S} (storage bytes), {@code N} blocks, {@code B} bytes per block segment,
+ * {@code K} byte distance from a block's K segment to its V segment, {@code G} segments.
+ *
+ * <pre>
+ *   device address of (block b, segment s) = P + b·B + s·K        valid iff b·B + s·K + B ≤ S
+ *   split layout      iff G == 2 and K > B: K and V planes copied separately, stored as two segments of B'
+ *   contiguous layout otherwise:           one range of G·B bytes, stored as one segment of G·B'
+ * </pre>
+ *
+ * {@code B' = roundUp(B, alignment)} is the host-side segment size (512 when the SSD tier needs O_DIRECT alignment,
+ * else B); padding bytes are never copied. Immutable. Owns its {@link LayerMemory} reference, closed by the device
+ * context after the lanes drained.
+ */
+public final class LayerRegistration {
+    private final String name;
+    private final int layerId;
+    private final LayerMemory memory;
+    private final long numBlocks;
+    private final long bytesPerBlock;
+    private final long kvStrideBytes;
+    private final int segments;
+    private final long paddedSegmentBytes;
+    private final boolean split;
+
+    private LayerRegistration(
+            String name,
+            int layerId,
+            LayerMemory memory,
+            long numBlocks,
+            long bytesPerBlock,
+            long kvStrideBytes,
+            int segments,
+            long paddedSegmentBytes) {
+        this.name = name;
+        this.layerId = layerId;
+        this.memory = memory;
+        this.numBlocks = numBlocks;
+        this.bytesPerBlock = bytesPerBlock;
+        this.kvStrideBytes = kvStrideBytes;
+        this.segments = segments;
+        this.paddedSegmentBytes = paddedSegmentBytes;
+        this.split = segments == 2 && kvStrideBytes > bytesPerBlock;
+    }
+
+    /**
+     * Validates a layer exactly as the reference does and fixes its host layout.
+     *
+     * @throws EngineException INVALID_ARGUMENT {@code "invalid argument: layer {name}: {reason}"}
+     */
+    public static LayerRegistration validate(
+            String name,
+            int layerId,
+            LayerMemory memory,
+            long numBlocks,
+            long bytesPerBlock,
+            long kvStrideBytes,
+            long segments,
+            long hostAlignmentBytes) {
+        if (memory.baseAddress() == 0) {
+            throw invalid(name, "data_ptr must not be null");
+        }
+        if (memory.sizeBytes() <= 0) {
+            throw invalid(name, "size_bytes must be > 0");
+        }
+        if (bytesPerBlock == 0 || numBlocks == 0 || segments == 0) {
+            throw invalid(name, "bytes_per_block, num_blocks, and segments must be non-zero");
+        }
+        if (segments > 2 || numBlocks < 0 || bytesPerBlock < 0 || kvStrideBytes < 0) {
+            throw invalid(name, "segments must be 1 or 2 and sizes must fit in 63 bits");
+        }
+        if (segments > 1 && kvStrideBytes == 0) {
+            throw invalid(name, "kv_stride_bytes must be > 0 when segments > 1");
+        }
+        long end;
+        try {
+            end = Math.addExact(
+                    Math.addExact(
+                            Math.multiplyExact(numBlocks - 1, bytesPerBlock),
+                            Math.multiplyExact(segments - 1, kvStrideBytes)),
+                    bytesPerBlock);
+        } catch (ArithmeticException e) {
+            throw invalid(name, "registered memory too small: layout overflows 64-bit offsets");
+        }
+        if (end > memory.sizeBytes()) {
+            throw invalid(name, "registered memory too small: need " + end + " bytes, got " + memory.sizeBytes());
+        }
+        long padded = roundUp(bytesPerBlock, Math.max(1, hostAlignmentBytes));
+        return new LayerRegistration(
+                name, layerId, memory, numBlocks, bytesPerBlock, kvStrideBytes, (int) segments, padded);
+    }
+
+    private static EngineException invalid(String name, String reason) {
+        return EngineException.invalidArgument("layer " + name + ": " + reason);
+    }
+
+    private static long roundUp(long value, long alignment) {
+        return (value + alignment - 1) / alignment * alignment;
+    }
+
+    public String name() {
+        return name;
+    }
+
+    public int layerId() {
+        return layerId;
+    }
+
+    public LayerMemory memory() {
+        return memory;
+    }
+
+    public long numBlocks() {
+        return numBlocks;
+    }
+
+    public long bytesPerBlock() {
+        return bytesPerBlock;
+    }
+
+    public int segments() {
+        return segments;
+    }
+
+    public boolean isSplit() {
+        return split;
+    }
+
+    /** Host bytes per stored segment: B' for split, G·B' for contiguous. */
+    public long hostSegmentBytes() {
+        return split ? paddedSegmentBytes : paddedSegmentBytes * segments;
+    }
+
+    /** Real bytes copied per stored segment: B for split, G·B for contiguous. */
+    public long copySegmentBytes() {
+        return split ? bytesPerBlock : bytesPerBlock * segments;
+    }
+
+    /** Device address of a block's segment (segment 1 = V plane, split layout only). */
+    public long deviceAddress(long blockId, int segment) {
+        return memory.baseAddress() + blockId * bytesPerBlock + segment * kvStrideBytes;
+    }
+
+    /** Whether {@code blockId} addresses memory inside the registration. */
+    public boolean containsBlock(long blockId) {
+        return blockId >= 0 && blockId < numBlocks;
+    }
+}

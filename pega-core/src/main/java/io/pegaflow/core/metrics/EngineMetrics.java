@@ -1,0 +1,51 @@
+package io.pegaflow.core.metrics;
+
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The engine's counters, kept as plain adders so the hot paths pay one uncontended add. The server exports them
+ * with the reference's Prometheus names (see {@code docs/metrics.md}); the core knows nothing about Micrometer.
+ *
+ * <p>Durations go through {@link DurationRecorder}s that the server installs before traffic starts.
+ */
+public final class EngineMetrics {
+    public final LongAdder poolAllocFailures = new LongAdder();
+    public final AtomicLong inflightBytes = new AtomicLong();
+    public final LongAdder inflightGcCleaned = new LongAdder();
+    public final LongAdder cacheBlockHits = new LongAdder();
+    public final LongAdder cacheBlockMisses = new LongAdder();
+    public final LongAdder tierRam = new LongAdder();
+    public final LongAdder tierSsd = new LongAdder();
+    public final LongAdder tierRdma = new LongAdder();
+    public final LongAdder tierMiss = new LongAdder();
+    public final LongAdder cacheInsertions = new LongAdder();
+    public final LongAdder cacheAdmissionRejections = new LongAdder();
+    public final LongAdder cacheEvictions = new LongAdder();
+    public final LongAdder cacheEvictionsStillReferenced = new LongAdder();
+    public final LongAdder cacheEvictionReclaimedBytes = new LongAdder();
+    public final LongAdder saveBytes = new LongAdder();
+    public final LongAdder loadBytes = new LongAdder();
+    public final LongAdder loadFailures = new LongAdder();
+    /** Ours: saves of already-sealed blocks dropped at sealing instead of leaking an inflight entry. */
+    public final LongAdder sealDuplicatesDropped = new LongAdder();
+
+    private volatile DurationRecorder saveDuration = DurationRecorder.NOOP;
+    private volatile DurationRecorder loadDuration = DurationRecorder.NOOP;
+
+    public DurationRecorder saveDuration() {
+        return saveDuration;
+    }
+
+    public DurationRecorder loadDuration() {
+        return loadDuration;
+    }
+
+    public void bindSaveDuration(DurationRecorder recorder) {
+        this.saveDuration = recorder;
+    }
+
+    public void bindLoadDuration(DurationRecorder recorder) {
+        this.loadDuration = recorder;
+    }
+}

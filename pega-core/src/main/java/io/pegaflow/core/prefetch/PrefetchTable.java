@@ -1,0 +1,180 @@
+package io.pegaflow.core.prefetch;
+
+import io.pegaflow.core.block.BlockKey;
+import io.pegaflow.core.block.SealedBlock;
+import io.pegaflow.core.cache.BlockCache;
+import io.pegaflow.core.cache.InsertOutcome;
+import io.pegaflow.core.engine.NanoClock;
+import io.pegaflow.core.metrics.EngineMetrics;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Prefetch state per (instance, req_id) (spec/storage.md §5): {@code NONE -> RUNNING -> (poll after completion) NONE}
+ * with a Ready result delivered exactly once.
+ *
+ * <p>Better than the reference: its state was keyed by req_id alone and a poll got the original query's answer even
+ * when its hashes had changed. Here a task belongs to one instance and one hash list; a poll with different hashes
+ * discards the task (its blocks are released when its fetch completes) and starts over.
+ *
+ * <p>Ownership: a running task holds the RAM-prefix references captured at scan time and, once complete, the fetched
+ * blocks' references. Delivery hands them to the caller (the lease); discard and GC release them.
+ */
+public final class PrefetchTable {
+    private final BackingTier tier;
+    private final BlockCache cache;
+    private final EngineMetrics metrics;
+    private final NanoClock clock;
+    private final Map<TaskKey, Task> tasks = new HashMap<>();
+
+    private record TaskKey(String instanceId, String reqId) {}
+
+    private static final class Task {
+        final List<BlockKey> keys;
+        final List<SealedBlock> prefix;
+        final CompletableFuture<List<SealedBlock>> fetch;
+        final long startedNanos;
+
+        Task(List<BlockKey> keys, List<SealedBlock> prefix, CompletableFuture<List<SealedBlock>> fetch, long started) {
+            this.keys = keys;
+            this.prefix = prefix;
+            this.fetch = fetch;
+            this.startedNanos = started;
+        }
+
+        /** Releases everything now, or when the fetch completes if it is still running. */
+        void discard() {
+            prefix.forEach(SealedBlock::release);
+            fetch.thenAccept(blocks -> blocks.forEach(SealedBlock::release));
+        }
+    }
+
+    /** The outcome of a poll: still loading, a delivered result (blocks with references), or nothing pending. */
+    public record Poll(boolean loading, List<SealedBlock> ready) {
+        static final Poll NONE = new Poll(false, null);
+        static final Poll LOADING = new Poll(true, null);
+    }
+
+    public PrefetchTable(BackingTier tier, BlockCache cache, EngineMetrics metrics, NanoClock clock) {
+        this.tier = tier;
+        this.cache = cache;
+        this.metrics = metrics;
+        this.clock = clock;
+    }
+
+    /** Checks for a task of this (instance, req_id) and delivers it if it finished for exactly these keys. */
+    public Poll poll(String instanceId, String reqId, List<BlockKey> keys) {
+        Task task;
+        TaskKey id = new TaskKey(instanceId, reqId);
+        synchronized (this) {
+            task = tasks.get(id);
+            if (task == null) {
+                return Poll.NONE;
+            }
+            if (!task.keys.equals(keys)) {
+                tasks.remove(id);
+                task.discard();
+                return Poll.NONE;
+            }
+            if (!task.fetch.isDone()) {
+                return Poll.LOADING;
+            }
+            tasks.remove(id);
+        }
+        return new Poll(false, deliver(task));
+    }
+
+    private List<SealedBlock> deliver(Task task) {
+        List<SealedBlock> fetched = task.fetch.getNow(List.of());
+        int requested = task.keys.size() - task.prefix.size();
+        List<BlockKey> fetchedKeys = task.keys.subList(task.prefix.size(), task.prefix.size() + fetched.size());
+        metrics.tierSsd.add(fetched.size());
+        metrics.tierMiss.add(requested - fetched.size());
+        List<SealedBlock> ready = new ArrayList<>(task.prefix);
+        if (!fetched.isEmpty()) {
+            // One reference goes to the cache, the fetched one to the lease.
+            for (SealedBlock block : fetched) {
+                block.retain();
+            }
+            InsertOutcome[] outcomes = new InsertOutcome[fetched.size()];
+            cache.insertAll(fetchedKeys, fetched, outcomes);
+            for (int i = 0; i < outcomes.length; i++) {
+                if (outcomes[i] != InsertOutcome.INSERTED) {
+                    fetched.get(i).release();
+                } else {
+                    metrics.cacheInsertions.increment();
+                }
+            }
+            ready.addAll(fetched);
+        }
+        return ready;
+    }
+
+    /**
+     * Starts a fetch of the keys after {@code prefix}; the task takes over the prefix references.
+     *
+     * @return false when there is no backing tier (the caller answers from RAM alone)
+     */
+    public boolean start(String instanceId, String reqId, List<BlockKey> keys, List<SealedBlock> prefix) {
+        if (tier == null) {
+            return false;
+        }
+        List<BlockKey> owned = List.copyOf(keys);
+        CompletableFuture<List<SealedBlock>> fetch = tier.fetchPrefix(owned.subList(prefix.size(), owned.size()));
+        Task task = new Task(owned, prefix, fetch, clock.nanoTime());
+        Task previous;
+        synchronized (this) {
+            previous = tasks.put(new TaskKey(instanceId, reqId), task);
+        }
+        if (previous != null) {
+            previous.discard();
+        }
+        return true;
+    }
+
+    /** Drops tasks older than {@code maxAgeNanos} (their results are released when they finish); returns how many. */
+    public int collect(long maxAgeNanos) {
+        List<Task> stale = new ArrayList<>();
+        long now = clock.nanoTime();
+        synchronized (this) {
+            Iterator<Task> it = tasks.values().iterator();
+            while (it.hasNext()) {
+                Task task = it.next();
+                if (now - task.startedNanos >= maxAgeNanos) {
+                    it.remove();
+                    stale.add(task);
+                }
+            }
+        }
+        stale.forEach(Task::discard);
+        return stale.size();
+    }
+
+    /** Drops every task of one instance (its teardown). */
+    public void dropInstance(String instanceId) {
+        List<Task> dropped = new ArrayList<>();
+        synchronized (this) {
+            Iterator<Map.Entry<TaskKey, Task>> it = tasks.entrySet().iterator();
+            while (it.hasNext()) {
+                Map.Entry<TaskKey, Task> e = it.next();
+                if (e.getKey().instanceId().equals(instanceId)) {
+                    it.remove();
+                    dropped.add(e.getValue());
+                }
+            }
+        }
+        dropped.forEach(Task::discard);
+    }
+
+    public synchronized int size() {
+        return tasks.size();
+    }
+
+    public boolean hasTier() {
+        return tier != null;
+    }
+}

@@ -1,0 +1,117 @@
+package io.pegaflow.server.config;
+
+import io.pegaflow.core.cache.AdmissionPolicy;
+import io.pegaflow.core.device.DeviceBackend;
+import io.pegaflow.core.device.DeviceBackends;
+import io.pegaflow.core.engine.BlockIndexListener;
+import io.pegaflow.core.engine.EngineConfig;
+import io.pegaflow.core.engine.NanoClock;
+import io.pegaflow.core.engine.PegaEngine;
+import io.pegaflow.core.memory.PinnedMemoryPool;
+import io.pegaflow.core.memory.PoolConfig;
+import io.pegaflow.core.prefetch.BackingTier;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * Wires the engine from {@link PegaProperties}: pool first (its regions are registered by the cuda backend), then
+ * the backend, then the engine, which owns both and closes them last.
+ */
+@Configuration(proxyBeanMethods = false)
+public class EngineConfiguration {
+    private static final Logger LOG = LoggerFactory.getLogger(EngineConfiguration.class);
+
+    @Bean
+    EngineConfig engineConfig(PegaProperties p) {
+        PegaProperties.Pool pool = p.pool();
+        PoolConfig poolConfig = new PoolConfig(
+                pool.size().toBytes(),
+                pool.shards(),
+                pool.hugePages(),
+                pool.numaNode(),
+                pool.hintValueSize().toBytes(),
+                pool.pretouchThreads());
+        return new EngineConfig(
+                poolConfig,
+                p.lease().ttl(),
+                p.maintenanceInterval(),
+                p.inflightMaxAge(),
+                p.evictionBatch(),
+                p.blockwiseAlloc(),
+                hostAlignment(),
+                p.cache().admission());
+    }
+
+    /** Overridden by the SSD tier, which needs 512-byte segments for O_DIRECT. */
+    static long hostAlignment() {
+        return 1;
+    }
+
+    @Bean(destroyMethod = "close")
+    PegaEngine pegaEngine(
+            EngineConfig config,
+            PegaProperties p,
+            ObjectProvider<AdmissionPolicy> admission,
+            ObjectProvider<BackingTier> backingTier) {
+        PinnedMemoryPool pool = PinnedMemoryPool.create(config.pool());
+        DeviceBackend backend;
+        try {
+            int[] devices =
+                    p.device().devices().stream().mapToInt(Integer::intValue).toArray();
+            backend = DeviceBackends.select(p.device().backend(), devices, pool.regions());
+        } catch (RuntimeException e) {
+            pool.close();
+            throw e;
+        }
+        LOG.info(
+                "pool ready: {} MiB in {} ms, backend {}",
+                pool.capacityBytes() >> 20,
+                pool.readyNanos() / 1_000_000,
+                backend.name());
+        PegaEngine engine = new PegaEngine(
+                config,
+                pool,
+                backend,
+                admission.getIfAvailable(() -> AdmissionPolicy.ALWAYS),
+                backingTier.getIfAvailable(),
+                NanoClock.SYSTEM);
+        return engine;
+    }
+
+    /**
+     * Connects the cluster index client (when configured) once every bean exists: the client needs the engine to
+     * re-announce resident blocks, and the engine must not wait for the client to start.
+     */
+    @Bean
+    SmartInitializingSingleton pegaIndexListenerWiring(
+            PegaEngine engine, ObjectProvider<BlockIndexListener> indexListener) {
+        return () -> indexListener.ifAvailable(engine::setIndexListener);
+    }
+
+    /** The timer behind lease sweeps and in-flight GC. */
+    @Bean(destroyMethod = "shutdownNow")
+    ScheduledExecutorService pegaMaintenance(PegaEngine engine, EngineConfig config) {
+        ScheduledExecutorService timer =
+                Executors.newSingleThreadScheduledExecutor(new io.pegaflow.core.engine.NamedThreadFactory("pega-gc"));
+        long periodMs = config.maintenanceInterval().toMillis();
+        timer.scheduleWithFixedDelay(
+                () -> {
+                    try {
+                        engine.runMaintenance();
+                    } catch (RuntimeException e) {
+                        LOG.warn("maintenance pass failed", e);
+                    }
+                },
+                periodMs,
+                periodMs,
+                TimeUnit.MILLISECONDS);
+        return timer;
+    }
+}

@@ -1,0 +1,82 @@
+package io.pegaflow.server.config;
+
+import jakarta.validation.Valid;
+import jakarta.validation.constraints.Min;
+import jakarta.validation.constraints.NotNull;
+import jakarta.validation.constraints.Pattern;
+import java.time.Duration;
+import java.util.List;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.util.unit.DataSize;
+import org.springframework.validation.annotation.Validated;
+
+/**
+ * The server's configuration tree under {@code pega.*}; each key maps to a reference CLI flag where one exists
+ * (spec/engine-api.md §10). Validated at startup: an unusable value stops the server with a message naming the key.
+ * See {@code docs/configuration.md}.
+ *
+ * @param pool pinned host-memory pool
+ * @param device device backend selection
+ * @param cache RAM index policy
+ * @param lease query lease lifetime
+ * @param maintenanceInterval how often expired leases are swept and stale in-flight blocks collected
+ * @param inflightMaxAge age after which a block still missing slots is dropped
+ * @param evictionBatch blocks evicted per reclaim step under allocation pressure
+ * @param blockwiseAlloc one pool allocation per block instead of one per layer per Save ({@code --blockwise-alloc})
+ * @param admin security of mutating operations
+ */
+@Validated
+@ConfigurationProperties("pega")
+public record PegaProperties(
+        @Valid @NotNull @DefaultValue Pool pool,
+        @Valid @NotNull @DefaultValue Device device,
+        @Valid @NotNull @DefaultValue Cache cache,
+        @Valid @NotNull @DefaultValue Lease lease,
+        @NotNull @DefaultValue("30s") Duration maintenanceInterval,
+        @NotNull @DefaultValue("300s") Duration inflightMaxAge,
+        @Min(1) @DefaultValue("64") int evictionBatch,
+        @DefaultValue("false") boolean blockwiseAlloc,
+        @Valid @NotNull @DefaultValue Admin admin) {
+
+    /**
+     * @param size pool capacity ({@code --pool-size}); the reference defaults to 30 GB, we default to 2 GB so a fresh
+     *     machine starts; size production pools in {@code config/application-production.yml}
+     * @param shards independent allocator shards ({@code --pool-shards})
+     * @param hugePages back the pool with huge pages ({@code --use-hugepages})
+     * @param numaNode bind the pool to this NUMA node; -1 leaves placement to the kernel
+     * @param hintValueSize allocator unit hint ({@code --hint-value-size}); 0 means none
+     * @param pretouchThreads threads that fault the pool in at start; 0 = one per GiB up to the core count
+     */
+    public record Pool(
+            @NotNull @DefaultValue("2GB") DataSize size,
+            @Min(1) @DefaultValue("1") int shards,
+            @DefaultValue("false") boolean hugePages,
+            @Min(-1) @DefaultValue("-1") int numaNode,
+            @NotNull @DefaultValue("0B") DataSize hintValueSize,
+            @Min(0) @DefaultValue("0") int pretouchThreads) {}
+
+    /**
+     * @param backend {@code auto} (cuda when a GPU is present, else host), {@code cuda} or {@code host}
+     * @param devices CUDA ordinals to serve ({@code --devices}); empty means all
+     */
+    public record Device(
+            @NotNull @Pattern(regexp = "auto|cuda|host", message = "must be auto, cuda or host") @DefaultValue("auto")
+            String backend,
+
+            @NotNull @DefaultValue List<Integer> devices) {}
+
+    /** @param admission {@code lru} (reference default) or {@code tinylfu} ({@code --enable-lfu-admission}) */
+    public record Cache(
+            @NotNull @Pattern(regexp = "lru|tinylfu", message = "must be lru or tinylfu") @DefaultValue("lru")
+            String admission) {}
+
+    /** @param ttl lifetime of a query lease from creation (reference: 600 s) */
+    public record Lease(@NotNull @DefaultValue("600s") Duration ttl) {}
+
+    /**
+     * @param token bearer token for mutating HTTP endpoints and the Shutdown RPC when called from another host;
+     *     callers on loopback need none. Empty: remote mutating calls are refused.
+     */
+    public record Admin(@NotNull @DefaultValue("") String token) {}
+}

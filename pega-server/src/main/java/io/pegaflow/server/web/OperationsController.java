@@ -1,0 +1,109 @@
+package io.pegaflow.server.web;
+
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.pegaflow.core.engine.CleanupResult;
+import io.pegaflow.core.engine.MemoryCleanupResult;
+import io.pegaflow.core.engine.PegaEngine;
+import io.pegaflow.server.config.PegaProperties;
+import jakarta.servlet.http.HttpServletRequest;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * The reference's HTTP operations surface (spec/engine-api.md §9) with its paths and JSON shapes. Mutating
+ * endpoints answer callers on loopback, or callers presenting {@code Authorization: Bearer <pega.admin.token>};
+ * the reference served them to anyone.
+ */
+@RestController
+class OperationsController {
+    private final PegaEngine engine;
+    private final PrometheusMeterRegistry prometheus;
+    private final PegaProperties properties;
+
+    OperationsController(PegaEngine engine, PrometheusMeterRegistry prometheus, PegaProperties properties) {
+        this.engine = engine;
+        this.prometheus = prometheus;
+        this.properties = properties;
+    }
+
+    @GetMapping(path = "/health", produces = MediaType.TEXT_PLAIN_VALUE)
+    String health() {
+        return "ok";
+    }
+
+    @GetMapping(path = "/metrics", produces = "text/plain; version=0.0.4; charset=utf-8")
+    String metrics() {
+        return prometheus.scrape();
+    }
+
+    @GetMapping(path = "/instances", produces = MediaType.APPLICATION_JSON_VALUE)
+    Map<String, List<String>> instances() {
+        return Map.of("instances", engine.instanceIds());
+    }
+
+    @PostMapping(path = "/instances/cleanup")
+    ResponseEntity<?> cleanupInstances(
+            @RequestParam(name = "id", required = false) String id, HttpServletRequest request) {
+        ResponseEntity<?> denied = authorize(request);
+        if (denied != null) {
+            return denied;
+        }
+        CleanupResult result = engine.cleanupInstances(id);
+        if (result == null) {
+            return ResponseEntity.status(HttpStatus.NOT_FOUND)
+                    .contentType(MediaType.TEXT_PLAIN)
+                    .body("instance " + id + " not found");
+        }
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("removed_instances", result.removedInstances());
+        body.put("removed_tensors", result.removedTensors());
+        return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(body);
+    }
+
+    @PostMapping(path = "/cache/memory/cleanup")
+    ResponseEntity<?> cleanupMemory(HttpServletRequest request) {
+        ResponseEntity<?> denied = authorize(request);
+        if (denied != null) {
+            return denied;
+        }
+        MemoryCleanupResult r = engine.cleanupMemory();
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("evicted_blocks", r.evictedBlocks());
+        body.put("evicted_bytes", r.evictedBytes());
+        body.put("reclaimed_bytes", r.reclaimedBytes());
+        body.put("still_referenced_blocks", r.stillReferencedBlocks());
+        return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(body);
+    }
+
+    private ResponseEntity<?> authorize(HttpServletRequest request) {
+        if (isLoopback(request.getRemoteAddr())) {
+            return null;
+        }
+        String token = properties.admin().token();
+        String auth = request.getHeader("Authorization");
+        if (!token.isEmpty() && ("Bearer " + token).equals(auth)) {
+            return null;
+        }
+        return ResponseEntity.status(HttpStatus.FORBIDDEN)
+                .contentType(MediaType.TEXT_PLAIN)
+                .body("mutating endpoints need 'Authorization: Bearer <pega.admin.token>' from a remote caller");
+    }
+
+    private static boolean isLoopback(String address) {
+        try {
+            return InetAddress.getByName(address).isLoopbackAddress();
+        } catch (UnknownHostException e) {
+            return false;
+        }
+    }
+}

@@ -1,0 +1,43 @@
+package io.pegaflow.testkit;
+
+import io.grpc.ManagedChannel;
+import io.grpc.netty.NettyChannelBuilder;
+import io.netty.channel.ChannelOption;
+import java.util.concurrent.TimeUnit;
+
+/** Channels configured like the reference connector's tonic client (spec/engine-api.md §1, §8.1, §13.5). */
+final class TestkitChannels {
+    /** Both sides of the reference set 64 MiB. */
+    static final int MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+
+    private static final long KEEPALIVE_SECONDS = 30;
+    private static final int CONNECT_TIMEOUT_MILLIS = 500;
+    private static final long SHUTDOWN_WAIT_SECONDS = 5;
+
+    private TestkitChannels() {}
+
+    /**
+     * Plaintext HTTP/2 with keepalive PINGs every 30 s even while idle, exactly the traffic that makes a grpc-java
+     * server with default keepalive policy answer GOAWAY {@code too_many_pings}.
+     */
+    static ManagedChannel open(String host, int port) {
+        return NettyChannelBuilder.forAddress(host, port)
+                .usePlaintext()
+                .maxInboundMessageSize(MAX_MESSAGE_BYTES)
+                .keepAliveTime(KEEPALIVE_SECONDS, TimeUnit.SECONDS)
+                .keepAliveWithoutCalls(true)
+                .withOption(ChannelOption.CONNECT_TIMEOUT_MILLIS, CONNECT_TIMEOUT_MILLIS)
+                .withOption(ChannelOption.TCP_NODELAY, true)
+                .build();
+    }
+
+    /** Shuts the channel down now and waits briefly for its transports to go. */
+    static void shutdown(ManagedChannel channel) {
+        channel.shutdownNow();
+        try {
+            channel.awaitTermination(SHUTDOWN_WAIT_SECONDS, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
