@@ -2,6 +2,7 @@ package io.pegaflow.server.grpc;
 
 import io.grpc.Context;
 import io.grpc.Contexts;
+import io.grpc.ForwardingServerCallListener;
 import io.grpc.Grpc;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
@@ -20,6 +21,7 @@ import org.springframework.stereotype.Component;
 @Component
 @GlobalServerInterceptor
 public class CallerContext implements ServerInterceptor {
+    private static final String SESSION_METHOD = "pegaflow.Engine/Session";
     static final Context.Key<Boolean> LOOPBACK = Context.key("pega-caller-loopback");
     static final Context.Key<String> TOKEN = Context.key("pega-caller-token");
     private static final Metadata.Key<String> AUTHORIZATION =
@@ -32,7 +34,23 @@ public class CallerContext implements ServerInterceptor {
         String auth = headers.get(AUTHORIZATION);
         String token = auth != null && auth.startsWith("Bearer ") ? auth.substring(7) : "";
         Context ctx = Context.current().withValue(LOOPBACK, isLoopback(remote)).withValue(TOKEN, token);
-        return Contexts.interceptCall(ctx, call, headers, next);
+        ServerCall.Listener<Q> listener = Contexts.interceptCall(ctx, call, headers, next);
+        if (!SESSION_METHOD.equals(call.getMethodDescriptor().getFullMethodName())) {
+            return listener;
+        }
+        // The Session stream never sends a message, so grpc-java would never send headers either. Sending them right
+        // after the handler installed the session tells the client the session is live (tonic does the same).
+        return new ForwardingServerCallListener.SimpleForwardingServerCallListener<>(listener) {
+            @Override
+            public void onHalfClose() {
+                super.onHalfClose();
+                try {
+                    call.sendHeaders(new Metadata());
+                } catch (IllegalStateException alreadyClosed) {
+                    // The handler failed the call (empty instance_id): headers went with the status.
+                }
+            }
+        };
     }
 
     static boolean isLoopback(SocketAddress remote) {
