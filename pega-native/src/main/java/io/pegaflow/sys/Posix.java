@@ -8,13 +8,19 @@ import com.sun.jna.LastErrorException;
  */
 public final class Posix {
     private static final int SC_PAGESIZE = 30;
-    private static final long SYS_MBIND = 237;
+    /** mbind's syscall number differs per architecture (x86-64: 237, aarch64: 235). */
+    private static final long SYS_MBIND = isAarch64() ? 235 : 237;
     /** {@code MPOL_BIND}: allocate only from the nodes in the mask. */
     public static final int MPOL_BIND = 2;
 
     private static final long PAGE_SIZE = LibC.sysconf(SC_PAGESIZE);
 
     private Posix() {}
+
+    private static boolean isAarch64() {
+        String arch = System.getProperty("os.arch", "");
+        return arch.equals("aarch64") || arch.equals("arm64");
+    }
 
     /** The base page size of this machine, in bytes. */
     public static long pageSize() {
