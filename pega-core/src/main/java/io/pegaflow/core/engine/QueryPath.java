@@ -61,7 +61,7 @@ final class QueryPath {
         }
         SealedBlock[] found = new SealedBlock[keys.size()];
         int hits = cache.prefix(keys, found);
-        if (prefetch != null && hits < keys.size()) {
+        if (prefetch != null && prefetch.hasTier() && hits < keys.size()) {
             List<SealedBlock> prefix = new ArrayList<>(Arrays.asList(found).subList(0, hits));
             if (prefetch.start(instanceId, reqId, keys, prefix)) {
                 metrics.tierRam.add(hits);

@@ -31,6 +31,13 @@ public class EngineConfiguration {
     @Bean
     EngineConfig engineConfig(PegaProperties p) {
         PegaProperties.Pool pool = p.pool();
+        if (pool.size().toBytes() <= 0) {
+            throw new IllegalArgumentException("pega.pool.size: " + pool.size() + " (expected: > 0)");
+        }
+        if (pool.hintValueSize().toBytes() < 0) {
+            throw new IllegalArgumentException("pega.pool.hint-value-size: " + pool.hintValueSize()
+                    + " (expected: >= 0)");
+        }
         PoolConfig poolConfig = new PoolConfig(
                 pool.size().toBytes(),
                 pool.shards(),
