@@ -56,6 +56,11 @@ final class RegisterPath {
                 throw EngineException.invalidArgument(
                         "tp_rank " + c.tpRank() + " out of range (tp_size " + instance.tpSize() + ")");
             }
+            // Before any id is assigned: a rejected request must not grow num_layers (and with it total_slots), or
+            // every later block of the instance would wait for a slot nobody saves.
+            if (instance.device(c.deviceId()) != null) {
+                throw deviceExists(c.deviceId());
+            }
             int[] ids = instance.assignLayerIds(c.layerNames());
             Map<String, LayerRegistration> layers = new LinkedHashMap<>();
             for (int i = 0; i < n; i++) {
@@ -70,9 +75,6 @@ final class RegisterPath {
                                 c.kvStrideBytes()[i],
                                 c.segments()[i],
                                 hostAlignmentBytes));
-            }
-            if (instance.device(c.deviceId()) != null) {
-                throw deviceExists(c.deviceId());
             }
             DeviceCopier copier = backend.openCopier(c.deviceId());
             DeviceContext context =

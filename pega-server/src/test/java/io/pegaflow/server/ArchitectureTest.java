@@ -1,0 +1,82 @@
+package io.pegaflow.server;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import io.pegaflow.server.grpc.EngineGrpcService;
+import java.net.URISyntaxException;
+import java.nio.file.Path;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The adapters translate and delegate to the engine facade; pool memory is the engine's business (STYLE §6.4). */
+@Timeout(60)
+class ArchitectureTest {
+    private static JavaClasses server;
+
+    @BeforeAll
+    static void importServer() {
+        server = new ClassFileImporter()
+                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                .importPath(mainClasses());
+    }
+
+    /** The module's own compiled main classes (target/classes), not the whole classpath. */
+    private static Path mainClasses() {
+        try {
+            return Path.of(EngineGrpcService.class
+                    .getProtectionDomain()
+                    .getCodeSource()
+                    .getLocation()
+                    .toURI());
+        } catch (URISyntaxException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Test
+    void shouldImportTheGrpcAdapters() {
+        assertThat(server.contain("io.pegaflow.server.grpc.EngineGrpcService")).isTrue();
+    }
+
+    @Test
+    void shouldDetectTheEngineDependencyTheAdaptersReallyHave() {
+        // The rules below must be able to fail: the same rule against the engine facade package fails.
+        assertThatThrownBy(() -> noClasses()
+                        .that()
+                        .resideInAPackage("io.pegaflow.server.grpc..")
+                        .should()
+                        .dependOnClassesThat()
+                        .resideInAPackage("io.pegaflow.core.engine..")
+                        .check(server))
+                .isInstanceOf(AssertionError.class)
+                .hasMessageContaining("PegaEngine");
+    }
+
+    @Test
+    void shouldKeepGrpcAdaptersAwayFromPoolMemory() {
+        noClasses()
+                .that()
+                .resideInAPackage("io.pegaflow.server.grpc..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("io.pegaflow.core.memory..")
+                .check(server);
+    }
+
+    @Test
+    void shouldKeepHttpAdaptersAwayFromPoolMemory() {
+        noClasses()
+                .that()
+                .resideInAPackage("io.pegaflow.server.web..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("io.pegaflow.core.memory..")
+                .check(server);
+    }
+}
