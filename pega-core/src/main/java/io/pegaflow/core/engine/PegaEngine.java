@@ -76,7 +76,8 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         this.backend = backend;
         this.cache = new BlockCache(admission);
         this.leases = new LeaseTable(clock, config.leaseTtl().toNanos());
-        this.reclaimer = new PoolReclaimer(pool, cache, metrics, config.evictionBatch(), this::announceEviction);
+        this.reclaimer = new PoolReclaimer(
+                pool, cache, metrics, config.evictionBatch(), this::announceEviction, this::awaitPendingSeals);
         this.sealer = new SealWorker(cache, metrics, clock, this::onInserted);
         this.prefetch = new PrefetchTable(backingTier, cache, metrics, clock);
         this.savePath = new SavePath(instances, cache, reclaimer, sealer, metrics, clock, config.blockwiseAlloc());
@@ -222,6 +223,17 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         }
     }
 
+    /** The reclaimer's last resort before "pool exhausted": let queued Saves become evictable. Never throws. */
+    private void awaitPendingSeals() {
+        try {
+            sealer.flush().get(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            LOG.warn("waiting for pending seals failed: {}", e.toString());
+        }
+    }
+
     @Override
     public void forEachResident(int batchSize, BlockIndexListener sink) {
         cache.forEachKeyBatch(batchSize, batch -> {
@@ -233,6 +245,17 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
             }
             byNamespace.forEach(sink::onSealed);
         });
+    }
+
+    /**
+     * Allocates pool memory for a block a backing tier re-materialises, evicting RAM blocks when the pool is full
+     * (the same path as Save). Called by the tier's own threads, never under an engine lock.
+     *
+     * @return the allocation (one reference, owned by the caller), or null when the pool stays full
+     */
+    public io.pegaflow.core.memory.PinnedAllocation allocateWithReclaim(long bytes) {
+        ensureOpen();
+        return reclaimer.allocate(bytes);
     }
 
     // ---------------------------------------------------------------- views for metrics and the admin surface
@@ -288,11 +311,15 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
 
     private void onInserted(String namespace, List<BlockKey> keys, List<SealedBlock> blocks) {
         spill.offer(keys, blocks);
+        BlockIndexListener listener = indexListener;
+        if (listener == BlockIndexListener.NONE) {
+            return; // nobody to announce to: skip the per-block hash list
+        }
         List<byte[]> hashes = new ArrayList<>(keys.size());
         for (BlockKey key : keys) {
             hashes.add(key.hash());
         }
-        indexListener.onSealed(namespace, hashes);
+        listener.onSealed(namespace, hashes);
     }
 
     private void announceEviction(EvictedBlocks evicted) {

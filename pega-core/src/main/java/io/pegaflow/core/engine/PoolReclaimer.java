@@ -12,6 +12,10 @@ import io.pegaflow.core.metrics.EngineMetrics;
  *
  * <p>Eviction skips blocks another holder references (see {@link BlockCache}), so a request larger than what
  * unreferenced blocks can free ends after one pass over the index instead of emptying it for nothing.
+ *
+ * <p>Before giving up it waits once for the sealing worker to drain: saved blocks still queued for sealing hold pool
+ * memory but are not in the index yet, so they cannot be evicted. Without this wait a fast run of Saves could fail
+ * with "pool exhausted" only because the sealer had not caught up, which the cold failure path can afford to avoid.
  */
 final class PoolReclaimer {
     private final PinnedMemoryPool pool;
@@ -19,23 +23,32 @@ final class PoolReclaimer {
     private final EngineMetrics metrics;
     private final int batch;
     private final EvictionListener listener;
+    private final Runnable awaitPendingSeals;
 
     /** Told about every evicted batch before its references are dropped. */
     interface EvictionListener {
         void onEvicted(EvictedBlocks evicted);
     }
 
+    /** @param awaitPendingSeals blocks until every Save queued so far is sealed into the index (bounded wait) */
     PoolReclaimer(
-            PinnedMemoryPool pool, BlockCache cache, EngineMetrics metrics, int batch, EvictionListener listener) {
+            PinnedMemoryPool pool,
+            BlockCache cache,
+            EngineMetrics metrics,
+            int batch,
+            EvictionListener listener,
+            Runnable awaitPendingSeals) {
         this.pool = pool;
         this.cache = cache;
         this.metrics = metrics;
         this.batch = batch;
         this.listener = listener;
+        this.awaitPendingSeals = awaitPendingSeals;
     }
 
     /** Returns an allocation or null when the pool stays full after reclaim. */
     PinnedAllocation allocate(long bytes) {
+        boolean awaitedSeals = false;
         for (; ; ) {
             PinnedAllocation allocation = pool.allocate(bytes);
             if (allocation != null) {
@@ -52,6 +65,11 @@ final class PoolReclaimer {
             }
             if (!freedAny) {
                 allocation = pool.allocate(bytes);
+                if (allocation == null && !awaitedSeals) {
+                    awaitedSeals = true;
+                    awaitPendingSeals.run();
+                    continue;
+                }
                 if (allocation == null) {
                     metrics.poolAllocFailures.increment();
                 }
