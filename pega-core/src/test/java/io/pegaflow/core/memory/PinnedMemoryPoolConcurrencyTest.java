@@ -71,9 +71,8 @@ class PinnedMemoryPoolConcurrencyTest {
             assertThat(shard.freeBytes()).isEqualTo(shard.capacityBytes());
             assertThat(shard.largestFreeBytes()).isEqualTo(shard.capacityBytes());
         }
-        assertThat(exhausted.get())
-                .as("the pool was under pressure at least once")
-                .isPositive();
+        // How often the pool ran dry depends on scheduling (on 2 loaded cores it can be never), so it is not
+        // asserted; the exhausted path is covered deterministically in PinnedMemoryPoolTest.
     }
 
     private void churn(int threadId, AtomicInteger exhausted) {
