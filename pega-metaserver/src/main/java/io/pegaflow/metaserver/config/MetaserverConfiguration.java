@@ -1,0 +1,72 @@
+package io.pegaflow.metaserver.config;
+
+import io.pegaflow.metaserver.index.BlockOwnerIndex;
+import io.pegaflow.metaserver.index.LifecycleSweeper;
+import io.pegaflow.metaserver.index.MetaStore;
+import io.pegaflow.metaserver.node.JdbcNodeStore;
+import io.pegaflow.metaserver.node.MetaserverEpoch;
+import io.pegaflow.metaserver.node.NodeRegistry;
+import java.time.Clock;
+import java.time.Instant;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/** Wires the metaserver's state: the node store (after Flyway migrated it), the registry, the index, the sweeper. */
+@Configuration(proxyBeanMethods = false)
+class MetaserverConfiguration {
+
+    private static final Logger log = LoggerFactory.getLogger(MetaserverConfiguration.class);
+
+    /** Wall clock in UTC; tests register their own adjustable {@link Clock} before the context refreshes. */
+    @Bean
+    @ConditionalOnMissingBean(Clock.class)
+    Clock metaserverClock() {
+        return Clock.systemUTC();
+    }
+
+    // The store takes a DataSource, which Boot does not recognise as needing the migration; say so explicitly.
+    @Bean
+    @DependsOnDatabaseInitialization
+    JdbcNodeStore jdbcNodeStore(DataSource dataSource) {
+        return new JdbcNodeStore(dataSource);
+    }
+
+    @Bean
+    MetaserverEpoch metaserverEpoch(JdbcNodeStore store, Clock clock, MetaserverProperties properties) {
+        MetaserverEpoch epoch = store.startEpoch(clock.millis());
+        log.info(
+                "Metaserver epoch {} started at {}; node lifecycle: stale_after={}s ttl={}m sweep_interval={}s",
+                epoch.epoch(),
+                Instant.ofEpochMilli(epoch.startedAtMs()),
+                properties.nodeStaleSecs(),
+                properties.ttlMinutes(),
+                properties.sweepIntervalSecs());
+        return epoch;
+    }
+
+    @Bean
+    NodeRegistry nodeRegistry(JdbcNodeStore store, Clock clock, MetaserverProperties properties) {
+        return new NodeRegistry(store, clock, properties.staleAfterMs(), properties.ttlMs());
+    }
+
+    @Bean
+    BlockOwnerIndex blockOwnerIndex(MetaserverProperties properties) {
+        return new BlockOwnerIndex(properties.maxBlocks(), properties.staleAfterMs(), properties.ttlMs());
+    }
+
+    @Bean
+    MetaStore metaStore(NodeRegistry registry, BlockOwnerIndex index, Clock clock) {
+        return new MetaStore(registry, index, clock);
+    }
+
+    @Bean
+    LifecycleSweeper lifecycleSweeper(MetaStore store, MetaserverProperties properties) {
+        return new LifecycleSweeper(
+                store, properties.sweepIntervalMs(), properties.nodeRefreshMs(), properties.fenceRetentionMs());
+    }
+}

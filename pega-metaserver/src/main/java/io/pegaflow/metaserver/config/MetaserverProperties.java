@@ -1,0 +1,90 @@
+package io.pegaflow.metaserver.config;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+
+/**
+ * {@code pega.metaserver.*}: the reference's command-line flags as properties (spec/cluster.md §6.2) plus the limits
+ * and persistence settings of this implementation. Validated when bound; a bad value stops startup with
+ * "name: value (expected: ...)".
+ *
+ * @param addr gRPC bind address {@code host:port} (reference {@code --addr}); use {@code 0.0.0.0:50056} in clusters
+ * @param httpAddr HTTP bind address for health, metrics and the node list (reference {@code --http-addr})
+ * @param nodeStaleSecs seconds after a node's last heartbeat or write when its blocks stop being returned; also
+ *     sent to clients, which heartbeat at half of it (reference {@code --node-stale-secs}, 0 allowed)
+ * @param ttlMinutes minutes after which block records and silent nodes are purged (reference {@code --ttl-minutes})
+ * @param sweepIntervalSecs seconds between TTL sweeps (reference {@code --sweep-interval-secs})
+ * @param dbPath file path (without {@code .mv.db}) of the embedded H2 database holding node sessions and fences
+ * @param maxBlocks upper bound on indexed keys; beyond it the least valuable keys are evicted (about 200 bytes of
+ *     heap per key with one owner, so the default needs roughly 1 GiB)
+ * @param maxHashesPerRequest largest hash list accepted by one Insert, Remove or Query (the reference has none; a
+ *     4 MiB gRPC message holds about 100k 32-byte hashes)
+ * @param maxHashBytes longest single block hash accepted
+ * @param maxNamespaceChars longest namespace accepted
+ * @param fenceRetentionHours hours a superseded node_id stays fenced before its record is purged
+ * @param nodeRefreshSecs seconds between re-reads of node sessions from the database, so that replicas sharing one
+ *     PostgreSQL database see each other's takeovers; 0 disables it
+ */
+@ConfigurationProperties("pega.metaserver")
+public record MetaserverProperties(
+        @DefaultValue("127.0.0.1:50056") String addr,
+        @DefaultValue("0.0.0.0:9092") String httpAddr,
+        @DefaultValue("30") long nodeStaleSecs,
+        @DefaultValue("120") long ttlMinutes,
+        @DefaultValue("600") long sweepIntervalSecs,
+        @DefaultValue("./pega-metaserver-data/metaserver") String dbPath,
+        @DefaultValue("4000000") long maxBlocks,
+        @DefaultValue("65536") int maxHashesPerRequest,
+        @DefaultValue("256") int maxHashBytes,
+        @DefaultValue("1024") int maxNamespaceChars,
+        @DefaultValue("168") long fenceRetentionHours,
+        @DefaultValue("10") long nodeRefreshSecs) {
+
+    /** Largest TTL that still fits a millisecond count (the reference rejects {@code ttl*60} overflow). */
+    private static final long MAX_TTL_MINUTES = Long.MAX_VALUE / 60_000L;
+
+    public MetaserverProperties {
+        require(nodeStaleSecs >= 0, "node-stale-secs", nodeStaleSecs, ">= 0");
+        require(ttlMinutes > 0, "ttl-minutes", ttlMinutes, "> 0");
+        require(ttlMinutes <= MAX_TTL_MINUTES, "ttl-minutes", ttlMinutes, "<= " + MAX_TTL_MINUTES);
+        require(
+                nodeStaleSecs <= ttlMinutes * 60,
+                "ttl-minutes",
+                ttlMinutes,
+                "ttl-minutes * 60 >= node-stale-secs (" + nodeStaleSecs + ")");
+        require(sweepIntervalSecs > 0, "sweep-interval-secs", sweepIntervalSecs, "> 0");
+        require(maxBlocks > 0, "max-blocks", maxBlocks, "> 0");
+        require(maxHashesPerRequest > 0, "max-hashes-per-request", maxHashesPerRequest, "> 0");
+        require(maxHashBytes > 0, "max-hash-bytes", maxHashBytes, "> 0");
+        require(maxNamespaceChars > 0, "max-namespace-chars", maxNamespaceChars, "> 0");
+        require(fenceRetentionHours > 0, "fence-retention-hours", fenceRetentionHours, "> 0");
+        require(nodeRefreshSecs >= 0, "node-refresh-secs", nodeRefreshSecs, ">= 0");
+    }
+
+    private static void require(boolean ok, String name, Object value, String expected) {
+        if (!ok) {
+            throw new IllegalArgumentException(
+                    "pega.metaserver." + name + ": " + value + " (expected: " + expected + ")");
+        }
+    }
+
+    public long staleAfterMs() {
+        return nodeStaleSecs * 1000L;
+    }
+
+    public long ttlMs() {
+        return ttlMinutes * 60_000L;
+    }
+
+    public long sweepIntervalMs() {
+        return sweepIntervalSecs * 1000L;
+    }
+
+    public long fenceRetentionMs() {
+        return fenceRetentionHours * 3_600_000L;
+    }
+
+    public long nodeRefreshMs() {
+        return nodeRefreshSecs * 1000L;
+    }
+}

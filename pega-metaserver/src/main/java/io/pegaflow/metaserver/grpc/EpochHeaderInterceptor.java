@@ -1,0 +1,51 @@
+package io.pegaflow.metaserver.grpc;
+
+import io.grpc.ForwardingServerCall.SimpleForwardingServerCall;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.Status;
+import io.pegaflow.metaserver.node.MetaserverEpoch;
+
+/**
+ * Adds {@code pega-metaserver-epoch: <epoch>} to every response: in the headers of a successful call and in the
+ * trailers of one that fails before sending headers (a trailers-only response). A server that sees the value change
+ * knows this metaserver restarted with an empty index and re-announces its blocks. No reference message changes.
+ */
+public final class EpochHeaderInterceptor implements ServerInterceptor {
+
+    static final Metadata.Key<String> EPOCH_KEY =
+            Metadata.Key.of(MetaserverEpoch.HEADER, Metadata.ASCII_STRING_MARSHALLER);
+
+    private final String epoch;
+
+    public EpochHeaderInterceptor(MetaserverEpoch epoch) {
+        this.epoch = Long.toString(epoch.epoch());
+    }
+
+    @Override
+    public <Q, R> ServerCall.Listener<Q> interceptCall(
+            ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
+        return next.startCall(
+                new SimpleForwardingServerCall<>(call) {
+                    private boolean headersSent;
+
+                    @Override
+                    public void sendHeaders(Metadata responseHeaders) {
+                        responseHeaders.put(EPOCH_KEY, epoch);
+                        headersSent = true;
+                        super.sendHeaders(responseHeaders);
+                    }
+
+                    @Override
+                    public void close(Status status, Metadata trailers) {
+                        if (!headersSent) {
+                            trailers.put(EPOCH_KEY, epoch);
+                        }
+                        super.close(status, trailers);
+                    }
+                },
+                headers);
+    }
+}

@@ -1,0 +1,189 @@
+package io.pegaflow.metaserver.grpc;
+
+import io.grpc.Metadata;
+import io.grpc.Status;
+import io.grpc.StatusException;
+import io.grpc.stub.StreamObserver;
+import io.pegaflow.metaserver.config.MetaserverProperties;
+import io.pegaflow.metaserver.index.MetaStore;
+import io.pegaflow.metaserver.index.PrefixMatch;
+import io.pegaflow.metaserver.node.MetaserverEpoch;
+import io.pegaflow.metaserver.node.SessionRejectedException;
+import io.pegaflow.proto.HeartbeatNodeRequest;
+import io.pegaflow.proto.HeartbeatNodeResponse;
+import io.pegaflow.proto.InsertBlockHashesRequest;
+import io.pegaflow.proto.InsertBlockHashesResponse;
+import io.pegaflow.proto.MetaServerGrpc;
+import io.pegaflow.proto.NodePrefixResult;
+import io.pegaflow.proto.QueryPrefixBlocksRequest;
+import io.pegaflow.proto.QueryPrefixBlocksResponse;
+import io.pegaflow.proto.RemoveBlockHashesRequest;
+import io.pegaflow.proto.RemoveBlockHashesResponse;
+import io.pegaflow.proto.ResponseStatus;
+import io.pegaflow.proto.UnregisterNodeRequest;
+import io.pegaflow.proto.UnregisterNodeResponse;
+import java.util.List;
+import java.util.UUID;
+import org.springframework.stereotype.Service;
+
+/**
+ * {@code pegaflow.MetaServer}, wire-compatible with the reference (spec/cluster.md §1.2): the same validation order,
+ * status codes and message texts, including the quirk that an empty Insert or Remove returns gRPC OK with
+ * {@code status.ok=false}. Validates and delegates to {@link MetaStore}; metrics and the epoch header are added by
+ * interceptors.
+ */
+@Service
+public class MetaServerGrpcService extends MetaServerGrpc.MetaServerImplBase {
+
+    static final String EMPTY_HASHES = "block_hashes cannot be empty";
+    private static final Metadata.Key<String> FENCED_KEY =
+            Metadata.Key.of(MetaserverEpoch.FENCED_TRAILER, Metadata.ASCII_STRING_MARSHALLER);
+
+    private final MetaStore store;
+    private final RequestValidator validator;
+    private final long staleAfterSecs;
+
+    public MetaServerGrpcService(MetaStore store, MetaserverProperties properties) {
+        this.store = store;
+        this.validator = new RequestValidator(properties);
+        this.staleAfterSecs = properties.nodeStaleSecs();
+    }
+
+    @Override
+    public void heartbeatNode(HeartbeatNodeRequest request, StreamObserver<HeartbeatNodeResponse> observer) {
+        try {
+            UUID nodeId = RequestValidator.nodeId(request.getNodeId());
+            String node = RequestValidator.node(request.getNode());
+            store.heartbeat(node, nodeId);
+            reply(
+                    observer,
+                    HeartbeatNodeResponse.newBuilder()
+                            .setStaleAfterSecs(staleAfterSecs)
+                            .build());
+        } catch (StatusException e) {
+            observer.onError(e);
+        } catch (SessionRejectedException e) {
+            observer.onError(rejected(e));
+        }
+    }
+
+    @Override
+    public void unregisterNode(UnregisterNodeRequest request, StreamObserver<UnregisterNodeResponse> observer) {
+        try {
+            UUID nodeId = RequestValidator.nodeId(request.getNodeId());
+            String node = RequestValidator.node(request.getNode());
+            long removed = store.unregister(node, nodeId);
+            reply(
+                    observer,
+                    UnregisterNodeResponse.newBuilder()
+                            .setRemovedOwners(removed)
+                            .build());
+        } catch (StatusException e) {
+            observer.onError(e);
+        } catch (SessionRejectedException e) {
+            observer.onError(rejected(e));
+        }
+    }
+
+    @Override
+    public void insertBlockHashes(
+            InsertBlockHashesRequest request, StreamObserver<InsertBlockHashesResponse> observer) {
+        if (request.getBlockHashesCount() == 0) {
+            // Reference quirk, kept for wire compatibility: OK at the gRPC level, failure in the body.
+            reply(
+                    observer,
+                    InsertBlockHashesResponse.newBuilder()
+                            .setStatus(status(false, EMPTY_HASHES))
+                            .build());
+            return;
+        }
+        try {
+            UUID nodeId = RequestValidator.nodeId(request.getNodeId());
+            String node = RequestValidator.node(request.getNode());
+            validator.hashes(request.getNamespace(), request.getBlockHashesList());
+            int inserted = store.insert(request.getNamespace(), request.getBlockHashesList(), node, nodeId);
+            reply(
+                    observer,
+                    InsertBlockHashesResponse.newBuilder()
+                            .setStatus(status(true, ""))
+                            .setInsertedCount(inserted)
+                            .build());
+        } catch (StatusException e) {
+            observer.onError(e);
+        } catch (SessionRejectedException e) {
+            observer.onError(rejected(e));
+        }
+    }
+
+    @Override
+    public void removeBlockHashes(
+            RemoveBlockHashesRequest request, StreamObserver<RemoveBlockHashesResponse> observer) {
+        if (request.getBlockHashesCount() == 0) {
+            reply(
+                    observer,
+                    RemoveBlockHashesResponse.newBuilder()
+                            .setStatus(status(false, EMPTY_HASHES))
+                            .build());
+            return;
+        }
+        try {
+            UUID nodeId = RequestValidator.nodeId(request.getNodeId());
+            String node = RequestValidator.node(request.getNode());
+            validator.hashes(request.getNamespace(), request.getBlockHashesList());
+            int removed = store.remove(request.getNamespace(), request.getBlockHashesList(), node, nodeId);
+            reply(
+                    observer,
+                    RemoveBlockHashesResponse.newBuilder()
+                            .setStatus(status(true, ""))
+                            .setRemovedCount(removed)
+                            .build());
+        } catch (StatusException e) {
+            observer.onError(e);
+        } catch (SessionRejectedException e) {
+            observer.onError(rejected(e));
+        }
+    }
+
+    @Override
+    public void queryPrefixBlocks(
+            QueryPrefixBlocksRequest request, StreamObserver<QueryPrefixBlocksResponse> observer) {
+        if (request.getBlockHashesCount() == 0) {
+            observer.onError(
+                    Status.INVALID_ARGUMENT.withDescription(EMPTY_HASHES).asException());
+            return;
+        }
+        try {
+            validator.hashes(request.getNamespace(), request.getBlockHashesList());
+        } catch (StatusException e) {
+            observer.onError(e);
+            return;
+        }
+        List<PrefixMatch> matches = store.queryPrefix(request.getNamespace(), request.getBlockHashesList());
+        QueryPrefixBlocksResponse.Builder response = QueryPrefixBlocksResponse.newBuilder();
+        for (PrefixMatch match : matches) {
+            response.addNodes(
+                    NodePrefixResult.newBuilder().setNode(match.node()).setPrefixLen(match.prefixLen()));
+        }
+        reply(observer, response.build());
+    }
+
+    private static <T> void reply(StreamObserver<T> observer, T response) {
+        observer.onNext(response);
+        observer.onCompleted();
+    }
+
+    private static ResponseStatus status(boolean ok, String message) {
+        return ResponseStatus.newBuilder().setOk(ok).setMessage(message).build();
+    }
+
+    /** FAILED_PRECONDITION with the reference's text; a fenced id also gets a trailer so its operator can tell. */
+    private static StatusException rejected(SessionRejectedException e) {
+        Metadata trailers = new Metadata();
+        if (e.reason() == SessionRejectedException.Reason.FENCED) {
+            trailers.put(FENCED_KEY, "true");
+        }
+        return Status.FAILED_PRECONDITION
+                .withDescription(e.reason().wireMessage())
+                .asException(trailers);
+    }
+}

@@ -1,0 +1,60 @@
+package io.pegaflow.server.metaserver;
+
+import com.google.protobuf.ByteString;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Everything drained from the queue in one pass, folded into a net operation per {@code (namespace, hash)}: the last
+ * command wins, so a block sealed and evicted before the batch went out is only removed, and duplicates are sent
+ * once. Then one Insert and one Remove list per namespace, in first-seen order. Not thread-safe (worker thread only).
+ */
+final class CommandBatch {
+
+    /** One listener callback: a sealed ({@code insert}) or evicted batch of one namespace. */
+    record Command(boolean insert, String namespace, List<byte[]> hashes) {}
+
+    private final Map<String, LinkedHashMap<ByteString, Boolean>> byNamespace = new LinkedHashMap<>();
+
+    static CommandBatch of(List<Command> commands) {
+        CommandBatch batch = new CommandBatch();
+        for (Command command : commands) {
+            LinkedHashMap<ByteString, Boolean> ops =
+                    batch.byNamespace.computeIfAbsent(command.namespace(), ns -> new LinkedHashMap<>());
+            for (byte[] hash : command.hashes()) {
+                ops.put(ByteString.copyFrom(hash), command.insert());
+            }
+        }
+        return batch;
+    }
+
+    Map<String, List<ByteString>> inserts() {
+        return select(true);
+    }
+
+    Map<String, List<ByteString>> removes() {
+        return select(false);
+    }
+
+    private Map<String, List<ByteString>> select(boolean insert) {
+        Map<String, List<ByteString>> out = new LinkedHashMap<>();
+        byNamespace.forEach((namespace, ops) -> {
+            List<ByteString> hashes = new ArrayList<>();
+            ops.forEach((hash, isInsert) -> {
+                if (isInsert == insert) {
+                    hashes.add(hash);
+                }
+            });
+            if (!hashes.isEmpty()) {
+                out.put(namespace, hashes);
+            }
+        });
+        return out;
+    }
+
+    static int count(Map<String, List<ByteString>> groups) {
+        return groups.values().stream().mapToInt(List::size).sum();
+    }
+}

@@ -1,0 +1,140 @@
+package io.pegaflow.server.metaserver;
+
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import io.pegaflow.core.engine.BlockIndexListener;
+import java.util.function.ToDoubleFunction;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Condition;
+import org.springframework.context.annotation.ConditionContext;
+import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+import org.springframework.core.type.AnnotatedTypeMetadata;
+import org.springframework.util.StringUtils;
+
+/**
+ * Creates the {@link MetaserverClient} when {@code pega.metaserver.addr} is set. The engine wiring picks it up as
+ * its {@link BlockIndexListener}; the client in turn asks for the engine's {@link BlockIndexListener.ResidentBlocks}
+ * lazily, so the context starts even where no engine bean exists. Startup fails with a message naming the key when
+ * the advertised address cannot be dialled by peers.
+ */
+@Configuration(proxyBeanMethods = false)
+@Conditional(MetaserverClientConfiguration.AddrSet.class)
+public class MetaserverClientConfiguration {
+
+    /** Matches when {@code pega.metaserver.addr} has text ({@code @ConditionalOnProperty} also accepts ""). */
+    static final class AddrSet implements Condition {
+        @Override
+        public boolean matches(ConditionContext context, AnnotatedTypeMetadata metadata) {
+            return StringUtils.hasText(context.getEnvironment().getProperty("pega.metaserver.addr"));
+        }
+    }
+
+    @Bean(destroyMethod = "close")
+    MetaserverClient metaserverClient(
+            MetaserverClientProperties properties,
+            Environment environment,
+            ObjectProvider<BlockIndexListener.ResidentBlocks> residentBlocks) {
+        String target = Addresses.metaserverTarget(properties.addr());
+        String advertise = StringUtils.hasText(properties.advertiseAddr())
+                ? properties.advertiseAddr().trim()
+                : environment.getProperty("spring.grpc.server.host", "127.0.0.1") + ":"
+                        + environment.getProperty("spring.grpc.server.port", "9090");
+        Addresses.checkAdvertise(advertise, properties.allowLoopback());
+        MetaserverClientSettings settings = MetaserverClientSettings.of(
+                target,
+                advertise,
+                properties.queueDepth(),
+                properties.heartbeatInterval(),
+                properties.rpcTimeout(),
+                properties.batchSize());
+        return new MetaserverClient(settings, residentBlocks::getIfUnique).start();
+    }
+
+    /** The reference's client counters (spec/cluster.md §2.8) plus re-announcements. */
+    @Bean
+    MeterBinder metaserverClientMeters(MetaserverClient client) {
+        MetaserverClientStats stats = client.stats();
+        return registry -> {
+            counter(
+                    registry,
+                    "registration.blocks",
+                    "Sealed block hashes queued for the metaserver",
+                    stats,
+                    MetaserverClientStats::registrationBlocks);
+            counter(
+                    registry,
+                    "registration.failures",
+                    "Block hashes whose Insert was dropped",
+                    stats,
+                    MetaserverClientStats::registrationFailures);
+            counter(
+                    registry,
+                    "registration.queue.full",
+                    "Sealed block hashes dropped on a full queue",
+                    stats,
+                    MetaserverClientStats::registrationQueueFull);
+            counter(
+                    registry,
+                    "removal.blocks",
+                    "Evicted block hashes queued for the metaserver",
+                    stats,
+                    MetaserverClientStats::removalBlocks);
+            counter(
+                    registry,
+                    "removal.failures",
+                    "Block hashes whose Remove was dropped",
+                    stats,
+                    MetaserverClientStats::removalFailures);
+            counter(
+                    registry,
+                    "removal.queue.full",
+                    "Evicted block hashes dropped on a full queue",
+                    stats,
+                    MetaserverClientStats::removalQueueFull);
+            counter(
+                    registry,
+                    "heartbeat.failures",
+                    "Failed heartbeats",
+                    stats,
+                    MetaserverClientStats::heartbeatFailures);
+            counter(
+                    registry,
+                    "session.resets",
+                    "Sessions refused by the metaserver (unknown or stale)",
+                    stats,
+                    MetaserverClientStats::sessionResets);
+            counter(
+                    registry,
+                    "unregister.failures",
+                    "Failed UnregisterNode calls at shutdown",
+                    stats,
+                    MetaserverClientStats::unregisterFailures);
+            counter(
+                    registry,
+                    "reannouncements",
+                    "Re-announcements of all resident blocks after an epoch change",
+                    stats,
+                    MetaserverClientStats::reannouncements);
+            counter(
+                    registry,
+                    "reannounced.blocks",
+                    "Block hashes sent by re-announcements",
+                    stats,
+                    MetaserverClientStats::reannouncedBlocks);
+        };
+    }
+
+    private static void counter(
+            io.micrometer.core.instrument.MeterRegistry registry,
+            String name,
+            String help,
+            MetaserverClientStats stats,
+            ToDoubleFunction<MetaserverClientStats> value) {
+        FunctionCounter.builder("pegaflow.metaserver." + name, stats, value)
+                .description(help)
+                .register(registry);
+    }
+}
