@@ -1,0 +1,1 @@
+"""Generated protobuf messages of pegaflow/engine.proto (see gen_proto.sh)."""

@@ -1,0 +1,468 @@
+package io.pegaflow.core.device.cuda;
+
+import io.pegaflow.core.device.DeviceBackend;
+import io.pegaflow.core.device.DeviceCopier;
+import io.pegaflow.core.device.LayerMemory;
+import io.pegaflow.core.engine.EngineException;
+import io.pegaflow.core.memory.MemoryRegionInfo;
+import io.pegaflow.sys.cuda.Cuda;
+import io.pegaflow.sys.cuda.CudaException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The CUDA device backend: maps vLLM workers' KV tensors into this process with CUDA IPC and copies blocks between
+ * them and the pinned pool with DMA on per-lane streams (ARCHITECTURE.md §4, spec/engine-api.md §3).
+ *
+ * <pre>
+ *   wrapper_bytes --restricted unpickler--> CudaIpcWrapper --uuid--> device ordinal (== request device_id)
+ *        (device, 64-byte handle) --cuIpcOpenMemHandle once, refcounted--> Mapping(base, allocation size)
+ *        LayerMemory = base + storage offset (+ tensor offset), size = storage size
+ *   copier per (instance, device): save lane {stream, event}, load lane {stream, event}, created on the lane thread
+ * </pre>
+ *
+ * <p>Contexts: every device uses its primary context (retained once here, released on {@link #close}); a thread
+ * makes it current before each driver call that needs it. The pinned pool's regions are registered once with
+ * {@code CU_MEMHOSTREGISTER_PORTABLE}, so they are pinned for every context.
+ *
+ * <p>Unmap safety: each device has a copy gate. Copies hold its read side from the first enqueue to the completed
+ * synchronize; the last close of a mapping takes the write side before {@code cuIpcCloseMemHandle}, so an IPC
+ * mapping is never closed under a copy in flight (the reference does not guard this; spec/engine-api.md §13.2).
+ *
+ * <p>Thread-safe. Owns: the retained primary contexts, the pool registration, the IPC mappings it opened.
+ */
+public final class CudaDeviceBackend implements DeviceBackend {
+    private static final Logger log = LoggerFactory.getLogger(CudaDeviceBackend.class);
+
+    /** {@code true}: lane threads sleep in event synchronize instead of spinning (saves a core per busy lane). */
+    static final boolean BLOCKING_SYNC = Boolean.getBoolean("pega.cuda.blockingSync");
+
+    private final int[] selected;
+    private final Map<String, Integer> ordinalByUuid;
+    private final Map<Integer, DeviceState> devices = new ConcurrentHashMap<>();
+    private final List<MemoryRegionInfo> registeredRegions = new ArrayList<>();
+    private final long registeredBytes;
+    private final double registrationSeconds;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private CudaDeviceBackend(int[] selected, Map<String, Integer> ordinalByUuid) {
+        this.selected = selected;
+        this.ordinalByUuid = ordinalByUuid;
+        this.registeredBytes = 0;
+        this.registrationSeconds = 0;
+    }
+
+    private CudaDeviceBackend(CudaDeviceBackend init, long registeredBytes, double seconds) {
+        this.selected = init.selected;
+        this.ordinalByUuid = init.ordinalByUuid;
+        this.devices.putAll(init.devices);
+        this.registeredRegions.addAll(init.registeredRegions);
+        this.registeredBytes = registeredBytes;
+        this.registrationSeconds = seconds;
+    }
+
+    /** True when {@code libcuda} loads, initialises and sees at least one GPU. Never throws. */
+    public static boolean isAvailable() {
+        try {
+            return Cuda.isAvailable();
+        } catch (RuntimeException | LinkageError e) {
+            return false;
+        }
+    }
+
+    /**
+     * Brings the backend up: retains the primary context of each selected device (all visible devices when
+     * {@code devicesOrEmptyForAll} is empty) and registers the pool's regions with the driver.
+     *
+     * @throws EngineException INTERNAL {@code "failed to initialize CUDA: ..."} when the driver, a device or the
+     *     registration fails; nothing stays retained or registered then
+     */
+    public static CudaDeviceBackend create(int[] devicesOrEmptyForAll, List<MemoryRegionInfo> hostRegionsToRegister) {
+        Cuda.Availability a = Cuda.probe();
+        if (!a.usable()) {
+            throw EngineException.cudaInit(a.reason().isEmpty() ? "no CUDA device" : a.reason(), null);
+        }
+        CudaDeviceBackend init = null;
+        try {
+            int count = Cuda.deviceCount();
+            Map<String, Integer> byUuid = new LinkedHashMap<>();
+            for (int i = 0; i < count; i++) {
+                byUuid.put(Cuda.deviceUuid(Cuda.device(i)), i);
+            }
+            int[] selected = devicesOrEmptyForAll == null || devicesOrEmptyForAll.length == 0
+                    ? java.util.stream.IntStream.range(0, count).toArray()
+                    : devicesOrEmptyForAll.clone();
+            for (int d : selected) {
+                if (d < 0 || d >= count) {
+                    throw EngineException.cudaInit(
+                            "device " + d + " does not exist (" + count + " visible: 0.." + (count - 1) + ")", null);
+                }
+            }
+            init = new CudaDeviceBackend(selected, Map.copyOf(byUuid));
+            for (int d : selected) {
+                init.device(d);
+            }
+            long bytes = 0;
+            long t0 = System.nanoTime();
+            DeviceState first = init.devices.get(selected[0]);
+            Cuda.ctxSetCurrent(first.ctx);
+            for (MemoryRegionInfo r : hostRegionsToRegister) {
+                try {
+                    Cuda.memHostRegister(r.address(), r.lengthBytes(), Cuda.CU_MEMHOSTREGISTER_PORTABLE);
+                } catch (CudaException e) {
+                    throw EngineException.cudaInit("pinning the pool failed: " + e.getMessage(), e);
+                }
+                init.registeredRegions.add(r);
+                bytes += r.lengthBytes();
+            }
+            double seconds = (System.nanoTime() - t0) / 1e9;
+            CudaDeviceBackend backend = new CudaDeviceBackend(init, bytes, seconds);
+            log.info(
+                    "cuda backend up: devices {} of {} (driver {}), pool registered {} GiB in {} s ({} s/GiB)",
+                    Arrays.toString(selected),
+                    count,
+                    Cuda.driverVersion(),
+                    String.format("%.2f", bytes / (double) (1L << 30)),
+                    String.format("%.3f", seconds),
+                    bytes > 0 ? String.format("%.4f", seconds / (bytes / (double) (1L << 30))) : "-");
+            return backend;
+        } catch (CudaException e) {
+            if (init != null) {
+                init.close();
+            }
+            throw EngineException.cudaInit(e.getMessage(), e);
+        } catch (RuntimeException e) {
+            if (init != null) {
+                init.close();
+            }
+            throw e;
+        }
+    }
+
+    @Override
+    public String name() {
+        return "cuda";
+    }
+
+    /** The devices brought up at start (the reference's {@code --devices}). */
+    public int[] selectedDevices() {
+        return selected.clone();
+    }
+
+    /** Bytes of pool memory registered with the driver. */
+    public long registeredBytes() {
+        return registeredBytes;
+    }
+
+    /** Wall time {@code cuMemHostRegister} took for the whole pool, in seconds. */
+    public double registrationSeconds() {
+        return registrationSeconds;
+    }
+
+    /** NUMA node of a device ({@link CudaTopology#UNKNOWN_NODE} when the host does not say). */
+    public int numaNode(int deviceId) {
+        return device(deviceId).numaNode;
+    }
+
+    /** UUID of a device, as torch prints it. */
+    public String deviceUuid(int deviceId) {
+        return device(deviceId).uuid;
+    }
+
+    /** {@code {free, total}} bytes of a device (the driver's {@code cuMemGetInfo}). */
+    public long[] memoryInfo(int deviceId) {
+        DeviceState d = device(deviceId);
+        Cuda.ctxSetCurrent(d.ctx);
+        return Cuda.memGetInfo();
+    }
+
+    /** Number of distinct IPC mappings open on a device (for tests and the admin view). */
+    public int openMappings(int deviceId) {
+        DeviceState d = devices.get(deviceId);
+        if (d == null) {
+            return 0;
+        }
+        synchronized (d) {
+            return d.mappings.size();
+        }
+    }
+
+    // ------------------------------------------------------------------ layers
+
+    @Override
+    public LayerMemory openLayer(int deviceId, byte[] wrapperBytes) {
+        ensureOpen();
+        CudaIpcWrapper w;
+        try {
+            w = CudaIpcWrapperUnpickler.decode(wrapperBytes);
+        } catch (PickleRejectedException e) {
+            throw EngineException.invalidArgument(
+                    "wrapper_bytes is not a pegaflow CudaIPCWrapper pickle: " + e.getMessage());
+        }
+        Integer resolved = ordinalByUuid.get(w.deviceUuid());
+        if (resolved == null) {
+            throw EngineException.internal(
+                    "register tensor failed: RuntimeError: Device UUID " + w.deviceUuid()
+                            + " not found in the discovered devices. Please make sure the process can see all the"
+                            + " GPU devices.",
+                    null);
+        }
+        if (resolved != deviceId) {
+            throw EngineException.internal(
+                    "register tensor failed: context dev" + deviceId + " is pinned to device " + deviceId + " but got "
+                            + resolved,
+                    null);
+        }
+        long tensorOffset = w.tensorOffsetBytes();
+        if (tensorOffset > w.storageSizeBytes()) {
+            throw EngineException.invalidArgument("wrapper_bytes: storage_offset " + w.tensorStorageOffset()
+                    + " lies past the storage of " + w.storageSizeBytes() + " bytes");
+        }
+        DeviceState d = device(deviceId);
+        Mapping m = d.acquire(w.ipcHandle());
+        long end = w.storageOffsetBytes() + w.storageSizeBytes();
+        if (end < 0 || end > m.allocationBytes) {
+            d.release(m);
+            throw EngineException.invalidArgument("wrapper_bytes: storage [" + w.storageOffsetBytes() + ", " + end
+                    + ") lies outside the shared allocation of " + m.allocationBytes + " bytes");
+        }
+        return new CudaLayerMemory(
+                d, m, m.base + w.storageOffsetBytes() + tensorOffset, w.storageSizeBytes() - tensorOffset);
+    }
+
+    @Override
+    public DeviceCopier openCopier(int deviceId) {
+        ensureOpen();
+        return new CudaCopier(device(deviceId));
+    }
+
+    private void ensureOpen() {
+        if (closed.get()) {
+            throw EngineException.unavailable("the CUDA device backend is closed");
+        }
+    }
+
+    /** The state of one device, brought up on first use (an unselected but visible device is served lazily). */
+    DeviceState device(int deviceId) {
+        DeviceState d = devices.get(deviceId);
+        if (d != null) {
+            return d;
+        }
+        synchronized (devices) {
+            d = devices.get(deviceId);
+            if (d == null) {
+                int count = ordinalByUuid.size();
+                if (deviceId < 0 || deviceId >= count) {
+                    throw EngineException.internal(
+                            "register tensor failed: invalid device ordinal " + deviceId + " (" + count + " visible)",
+                            null);
+                }
+                try {
+                    int dev = Cuda.device(deviceId);
+                    long ctx = Cuda.primaryCtxRetain(dev);
+                    String bus = Cuda.pciBusId(dev);
+                    d = new DeviceState(
+                            deviceId,
+                            dev,
+                            ctx,
+                            Cuda.deviceUuid(dev),
+                            bus,
+                            CudaTopology.numaNodeOfPciBusId(java.nio.file.Path.of("/sys/bus/pci/devices"), bus));
+                } catch (CudaException e) {
+                    throw EngineException.cudaInit("device " + deviceId + ": " + e.getMessage(), e);
+                }
+                if (Arrays.stream(selected).noneMatch(s -> s == deviceId) && selected.length > 0) {
+                    log.warn("device {} is not in pega.devices {}; serving it anyway", deviceId, selected);
+                }
+                log.info(
+                        "cuda device {}: {} uuid {} pci {} numa {}", deviceId, "ready", d.uuid, d.pciBusId, d.numaNode);
+                devices.put(deviceId, d);
+            }
+            return d;
+        }
+    }
+
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        for (DeviceState d : devices.values()) {
+            d.closeAllMappings();
+        }
+        if (!registeredRegions.isEmpty() && !devices.isEmpty()) {
+            try {
+                Cuda.ctxSetCurrent(devices.values().iterator().next().ctx);
+                for (int i = registeredRegions.size() - 1; i >= 0; i--) {
+                    try {
+                        Cuda.memHostUnregister(registeredRegions.get(i).address());
+                    } catch (CudaException e) {
+                        log.warn("unregistering pool region failed: {}", e.getMessage());
+                    }
+                }
+            } catch (CudaException e) {
+                log.warn("cannot unregister the pool: {}", e.getMessage());
+            }
+        }
+        for (DeviceState d : devices.values()) {
+            try {
+                Cuda.primaryCtxRelease(d.device);
+            } catch (CudaException e) {
+                log.warn("releasing the primary context of device {} failed: {}", d.ordinal, e.getMessage());
+            }
+        }
+        devices.clear();
+    }
+
+    // ------------------------------------------------------------------ per device state
+
+    /** One device: its primary context, its IPC mappings and its copy gate. */
+    static final class DeviceState {
+        final int ordinal;
+        final int device;
+        final long ctx;
+        final String uuid;
+        final String pciBusId;
+        final int numaNode;
+        /** Read side: a copy in flight. Write side: closing a mapping. */
+        final ReentrantReadWriteLock copyGate = new ReentrantReadWriteLock();
+        /** Guarded by {@code this}. Keyed by the handle's hex. */
+        final Map<String, Mapping> mappings = new HashMap<>();
+
+        DeviceState(int ordinal, int device, long ctx, String uuid, String pciBusId, int numaNode) {
+            this.ordinal = ordinal;
+            this.device = device;
+            this.ctx = ctx;
+            this.uuid = uuid;
+            this.pciBusId = pciBusId;
+            this.numaNode = numaNode;
+        }
+
+        synchronized Mapping acquire(byte[] handle) {
+            String key = java.util.HexFormat.of().formatHex(handle);
+            Mapping m = mappings.get(key);
+            if (m != null) {
+                m.refs++;
+                return m;
+            }
+            long base;
+            long size;
+            try {
+                Cuda.ctxSetCurrent(ctx);
+                long t0 = System.nanoTime();
+                base = Cuda.ipcOpenMemHandle(handle);
+                try {
+                    size = Cuda.memGetAddressRange(base)[1];
+                } catch (CudaException e) {
+                    Cuda.ipcCloseMemHandle(base);
+                    throw e;
+                }
+                log.debug(
+                        "device {}: opened IPC allocation of {} bytes in {} us",
+                        ordinal,
+                        size,
+                        (System.nanoTime() - t0) / 1000);
+            } catch (CudaException e) {
+                throw EngineException.internal("register tensor failed: " + e.getMessage(), e);
+            }
+            m = new Mapping(key, base, size);
+            mappings.put(key, m);
+            return m;
+        }
+
+        /** Drops one reference; the last one waits for in-flight copies on this device, then unmaps. */
+        synchronized void release(Mapping m) {
+            if (--m.refs > 0) {
+                return;
+            }
+            mappings.remove(m.key);
+            unmap(m);
+        }
+
+        private void unmap(Mapping m) {
+            copyGate.writeLock().lock();
+            try {
+                Cuda.ctxSetCurrent(ctx);
+                Cuda.ipcCloseMemHandle(m.base);
+            } catch (CudaException e) {
+                log.warn("device {}: closing an IPC mapping failed: {}", ordinal, e.getMessage());
+            } finally {
+                copyGate.writeLock().unlock();
+            }
+        }
+
+        synchronized void closeAllMappings() {
+            if (!mappings.isEmpty()) {
+                log.warn(
+                        "device {}: {} IPC mapping(s) still open at backend close; unmapping",
+                        ordinal,
+                        mappings.size());
+            }
+            for (Mapping m : mappings.values()) {
+                unmap(m);
+            }
+            mappings.clear();
+        }
+    }
+
+    /** One opened IPC allocation. {@code refs} is guarded by the owning {@link DeviceState}. */
+    static final class Mapping {
+        final String key;
+        final long base;
+        final long allocationBytes;
+        int refs = 1;
+
+        Mapping(String key, long base, long allocationBytes) {
+            this.key = key;
+            this.base = base;
+            this.allocationBytes = allocationBytes;
+        }
+    }
+
+    /** A layer: one reference on a mapping, given back exactly once. */
+    static final class CudaLayerMemory implements LayerMemory {
+        private final DeviceState device;
+        private final Mapping mapping;
+        private final long base;
+        private final long size;
+        private final AtomicBoolean released = new AtomicBoolean();
+
+        CudaLayerMemory(DeviceState device, Mapping mapping, long base, long size) {
+            this.device = device;
+            this.mapping = mapping;
+            this.base = base;
+            this.size = size;
+        }
+
+        @Override
+        public long baseAddress() {
+            return base;
+        }
+
+        @Override
+        public long sizeBytes() {
+            return size;
+        }
+
+        @Override
+        public void close() {
+            if (released.compareAndSet(false, true)) {
+                device.release(mapping);
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "CudaLayerMemory[dev " + device.ordinal + ", 0x" + Long.toHexString(base) + ", " + size + " B]";
+        }
+    }
+}

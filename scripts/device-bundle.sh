@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Builds everything a GPU machine without Java needs to run pega-server and the CUDA tests, as one file:
+#
+#   .carry/pega-gpu-bundle.tar.xz
+#     jre/                 a jlink'ed Java 17 runtime (spec/dependencies.md, "GPU path from Java")
+#     server/              the Spring Boot jar unpacked, each nested jar unpacked into a directory (xz packs raw
+#                          class files far better than jars); server/classpath.txt and server/main-class.txt
+#     test/                pega-native and pega-core main and test classes, the test dependencies unpacked,
+#                          GpuTestMain (gpu-tests/java) compiled; test/classpath.txt
+#
+# Usage: scripts/device-bundle.sh [--snapshot | --refresh-tests]
+#   --snapshot       build from `git archive HEAD` plus this tree's CUDA files (pega-native .../sys/cuda, pega-core
+#                    .../device/cuda, their tests and pickles, gpu-tests), for when other uncommitted work does not
+#                    compile.
+#   --refresh-tests  keep the bundle's JRE and server; recompile pega-native/pega-core (main and test classes) and
+#                    GpuTestMain from this tree and swap them in (repacks the bundle: several minutes).
+#   --overlay        leave the bundle alone; compile this tree's CUDA classes, their tests and GpuTestMain into
+#                    .carry/test-overlay and .carry/server-overlay, which gpu-tests/run.sh puts first on the
+#                    classpaths (seconds, for iterating on the CUDA code between full builds).
+# Then, on the GPU machine: gpu-tests/run.sh (it unpacks the bundle) — see docs/gpu.md.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+out="$root/.carry"
+src="$root"
+if [[ "${1:-}" == "--overlay" ]]; then
+  [[ -f "$out/pega-gpu-bundle.tar.xz" ]] || { echo "no bundle; run without options first"; exit 1; }
+  (cd "$root" && ./mvnw -q -B -ntp -o -pl pega-native,pega-core test-compile -Dspotless.check.skip=true)
+  rm -rf "$out/test-overlay" "$out/server-overlay"
+  for dir in test-overlay server-overlay; do
+    for p in io/pegaflow/sys/cuda io/pegaflow/core/device/cuda; do
+      mkdir -p "$out/$dir/$p"
+    done
+    cp -r "$root"/pega-native/target/classes/io/pegaflow/sys/cuda/. "$out/$dir/io/pegaflow/sys/cuda/"
+    cp -r "$root"/pega-core/target/classes/io/pegaflow/core/device/cuda/. "$out/$dir/io/pegaflow/core/device/cuda/"
+  done
+  cp -r "$root"/pega-native/target/test-classes/io/pegaflow/sys/cuda/. "$out/test-overlay/io/pegaflow/sys/cuda/"
+  cp -r "$root"/pega-core/target/test-classes/io/pegaflow/core/device/cuda/. "$out/test-overlay/io/pegaflow/core/device/cuda/"
+  cp -r "$root"/pega-core/target/test-classes/pickles "$out/test-overlay/pickles"
+  jars="$(ls ~/.m2/repository/org/junit/platform/junit-platform-launcher/6.*/junit-platform-launcher-*.jar \
+          ~/.m2/repository/org/junit/platform/junit-platform-engine/6.*/junit-platform-engine-*.jar \
+          ~/.m2/repository/org/junit/platform/junit-platform-commons/6.*/junit-platform-commons-*.jar \
+          ~/.m2/repository/org/apiguardian/apiguardian-api/*/apiguardian-api-*.jar 2>/dev/null | paste -sd:)"
+  javac -d "$out/test-overlay" -cp "$jars" "$root/gpu-tests/java/GpuTestMain.java"
+  du -sh "$out/test-overlay" "$out/server-overlay"
+  exit 0
+fi
+if [[ "${1:-}" == "--refresh-tests" ]]; then
+  [[ -f "$out/pega-gpu-bundle.tar.xz" ]] || { echo "no bundle to refresh; run without options first"; exit 1; }
+  (cd "$root" && ./mvnw -q -B -ntp -o -pl pega-native,pega-core test-compile -Dspotless.check.skip=true)
+  stage="$(mktemp -d /tmp/pega-bundle-stage.XXXXXX)"
+  trap 'rm -rf "$stage"' EXIT
+  tar -xJf "$out/pega-gpu-bundle.tar.xz" -C "$stage"
+  for pair in native-classes:pega-native/target/classes native-test-classes:pega-native/target/test-classes \
+              core-classes:pega-core/target/classes core-test-classes:pega-core/target/test-classes; do
+    rm -rf "$stage/test/${pair%%:*}"
+    cp -r "$root/${pair#*:}" "$stage/test/${pair%%:*}"
+  done
+  rm -rf "$stage/test/launcher" && mkdir -p "$stage/test/launcher"
+  javac -d "$stage/test/launcher" -cp "$(tr ':' '\n' < "$stage/test/classpath.txt" | sed "s|^|$stage/test/|" | paste -sd:)" \
+    "$root/gpu-tests/java/GpuTestMain.java"
+  XZ_OPT="-6 -T0" tar -cJf "$out/pega-gpu-bundle.tar.xz" -C "$stage" .
+  du -sh "$out/pega-gpu-bundle.tar.xz"
+  exit 0
+fi
+if [[ "${1:-}" == "--snapshot" ]]; then
+  src="$(mktemp -d /tmp/pega-bundle-src.XXXXXX)"
+  git -C "$root" archive HEAD | tar -x -C "$src"
+  for p in pega-native/src/main/java/io/pegaflow/sys/cuda pega-native/src/test/java/io/pegaflow/sys/cuda \
+           pega-core/src/main/java/io/pegaflow/core/device/cuda pega-core/src/test/java/io/pegaflow/core/device/cuda \
+           pega-core/src/test/resources/pickles gpu-tests; do
+    mkdir -p "$src/$(dirname "$p")"
+    rm -rf "${src:?}/$p"
+    cp -r "$root/$p" "$src/$p"
+  done
+fi
+
+echo "== build ($src)"
+(cd "$src" && ./mvnw -q -B -ntp -o -pl pega-server -am package -DskipTests -Dspotless.check.skip=true)
+(cd "$src" && ./mvnw -q -B -ntp -pl pega-core dependency:build-classpath -Dmdep.includeScope=test \
+   -Dmdep.outputFile="$src/pega-core/target/test-classpath.txt" -Dspotless.check.skip=true)
+
+stage="$(mktemp -d /tmp/pega-bundle-stage.XXXXXX)"
+trap 'rm -rf "$stage"' EXIT
+
+echo "== jre"
+jlink --add-modules java.base,java.logging,java.management,java.naming,java.net.http,java.sql,java.xml,java.desktop,java.instrument,java.security.jgss,java.security.sasl,jdk.unsupported,jdk.crypto.ec,java.compiler,java.scripting,jdk.management,jdk.zipfs \
+  --strip-debug --no-header-files --no-man-pages --compress=2 --output "$stage/jre"
+
+unpack_jar() {  # jar dir
+  mkdir -p "$2"
+  (cd "$2" && unzip -q -o "$1")
+}
+
+echo "== server"
+mkdir -p "$stage/server"
+unpack_jar "$src/pega-server/target/pega-server.jar" "$stage/server"
+main_class="$(grep -i '^Start-Class:' "$stage/server/META-INF/MANIFEST.MF" | cut -d' ' -f2 | tr -d '\r')"
+echo "$main_class" > "$stage/server/main-class.txt"
+cp_entries=("BOOT-INF/classes")
+for jar in "$stage"/server/BOOT-INF/lib/*.jar; do
+  d="${jar%.jar}"
+  unpack_jar "$jar" "$d"
+  rm "$jar"
+  cp_entries+=("BOOT-INF/lib/$(basename "$d")")
+done
+rm -rf "$stage/server/org/springframework/boot/loader"
+(IFS=:; echo "${cp_entries[*]}") > "$stage/server/classpath.txt"
+
+echo "== tests"
+mkdir -p "$stage/test/lib"
+cp -r "$src/pega-native/target/classes" "$stage/test/native-classes"
+cp -r "$src/pega-native/target/test-classes" "$stage/test/native-test-classes"
+cp -r "$src/pega-core/target/classes" "$stage/test/core-classes"
+cp -r "$src/pega-core/target/test-classes" "$stage/test/core-test-classes"
+test_cp=("native-classes" "native-test-classes" "core-classes" "core-test-classes")
+engine_ver=""
+for jar in $(tr ':' '\n' < "$src/pega-core/target/test-classpath.txt"); do
+  name="$(basename "$jar" .jar)"
+  case "$name" in
+    pega-*|spring-*|archunit-*|mockito-*|xmlunit-*|jsonassert-*|android-json-*|log4j-*|micrometer-*|jakarta.*|snakeyaml-*|awaitility-*|hamcrest-*|objenesis-*|byte-buddy-agent-*) continue ;;
+    junit-platform-engine-*) engine_ver="${name#junit-platform-engine-}" ;;
+  esac
+  unpack_jar "$jar" "$stage/test/lib/$name"
+  test_cp+=("lib/$name")
+done
+launcher="$HOME/.m2/repository/org/junit/platform/junit-platform-launcher/$engine_ver/junit-platform-launcher-$engine_ver.jar"
+[[ -f "$launcher" ]] || (cd "$src" && ./mvnw -q -B -ntp dependency:get -Dartifact="org.junit.platform:junit-platform-launcher:$engine_ver")
+unpack_jar "$launcher" "$stage/test/lib/junit-platform-launcher-$engine_ver"
+test_cp+=("lib/junit-platform-launcher-$engine_ver")
+mkdir -p "$stage/test/launcher"
+javac_cp="$(for e in "${test_cp[@]}"; do printf '%s:' "$stage/test/$e"; done)"
+javac -d "$stage/test/launcher" -cp "$javac_cp" "$root/gpu-tests/java/GpuTestMain.java"
+test_cp+=("launcher")
+(IFS=:; echo "${test_cp[*]}") > "$stage/test/classpath.txt"
+
+echo "== pack"
+mkdir -p "$out"
+XZ_OPT="-6 -T0" tar -cJf "$out/pega-gpu-bundle.tar.xz" -C "$stage" .
+du -sh "$stage"/jre "$stage"/server "$stage"/test "$out/pega-gpu-bundle.tar.xz"
+if [[ "$src" != "$root" ]]; then rm -rf "$src"; fi
