@@ -35,8 +35,8 @@ public class EngineConfiguration {
             throw new IllegalArgumentException("pega.pool.size: " + pool.size() + " (expected: > 0)");
         }
         if (pool.hintValueSize().toBytes() < 0) {
-            throw new IllegalArgumentException("pega.pool.hint-value-size: " + pool.hintValueSize()
-                    + " (expected: >= 0)");
+            throw new IllegalArgumentException(
+                    "pega.pool.hint-value-size: " + pool.hintValueSize() + " (expected: >= 0)");
         }
         PoolConfig poolConfig = new PoolConfig(
                 pool.size().toBytes(),
