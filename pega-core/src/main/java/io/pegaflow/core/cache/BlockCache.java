@@ -119,9 +119,11 @@ public final class BlockCache {
         if (map.containsKey(key)) {
             return InsertOutcome.ALREADY_EXISTS;
         }
-        BlockKey victim = map.isEmpty() ? null : map.keySet().iterator().next();
-        if (!admission.admit(key, victim)) {
-            return InsertOutcome.REJECTED;
+        if (admission != AdmissionPolicy.ALWAYS) {
+            BlockKey victim = map.isEmpty() ? null : map.keySet().iterator().next();
+            if (!admission.admit(key, victim)) {
+                return InsertOutcome.REJECTED;
+            }
         }
         map.put(key, block);
         residentBytes += block.footprintBytes();

@@ -46,44 +46,52 @@ final class QueryPath {
             throw EngineException.badRequest("req_id must not be empty");
         }
         Instance instance = instances.require(instanceId);
-        List<BlockKey> keys = new ArrayList<>(hashes.size());
-        for (byte[] hash : hashes) {
-            keys.add(new BlockKey(instance.namespace(), hash));
+        String namespace = instance.namespace();
+        int requested = hashes.size();
+        BlockKey[] keyArray = new BlockKey[requested];
+        for (int i = 0; i < requested; i++) {
+            keyArray[i] = new BlockKey(namespace, hashes.get(i));
         }
-        if (prefetch != null) {
+        List<BlockKey> keys = Arrays.asList(keyArray);
+        // Without a backing tier no prefetch task can exist: skip the table's monitor on every query.
+        boolean tiered = prefetch != null && prefetch.hasTier();
+        if (tiered) {
             PrefetchTable.Poll poll = prefetch.poll(instanceId, reqId, keys);
             if (poll.loading()) {
                 return QueryOutcome.LOADING;
             }
             if (poll.ready() != null) {
-                return ready(instance, poll.ready(), keys.size());
+                List<SealedBlock> ready = poll.ready();
+                return ready(instance, ready.toArray(new SealedBlock[0]), ready.size(), requested);
             }
         }
-        SealedBlock[] found = new SealedBlock[keys.size()];
+        SealedBlock[] found = new SealedBlock[requested];
         int hits = cache.prefix(keys, found);
-        if (prefetch != null && prefetch.hasTier() && hits < keys.size()) {
+        if (tiered && hits < requested) {
             List<SealedBlock> prefix = new ArrayList<>(Arrays.asList(found).subList(0, hits));
             if (prefetch.start(instanceId, reqId, keys, prefix)) {
                 metrics.tierRam.add(hits);
                 return QueryOutcome.LOADING;
             }
         }
-        if (!keys.isEmpty()) {
+        if (requested > 0) {
             metrics.tierRam.add(hits);
-            metrics.tierMiss.add(keys.size() - hits);
+            metrics.tierMiss.add(requested - hits);
         }
-        return ready(instance, Arrays.asList(found).subList(0, hits), keys.size());
+        return ready(instance, found, hits, requested);
     }
 
-    /** Leases {@code blocks} (taking over their references) and counts hits and misses. */
-    private QueryOutcome ready(Instance instance, List<SealedBlock> blocks, int requested) {
-        metrics.cacheBlockHits.add(blocks.size());
-        metrics.cacheBlockMisses.add(requested - blocks.size());
-        if (blocks.isEmpty()) {
+    /** Leases the first {@code hits} of {@code blocks} (taking over their references) and counts hits and misses. */
+    private QueryOutcome ready(Instance instance, SealedBlock[] blocks, int hits, int requested) {
+        metrics.cacheBlockHits.add(hits);
+        metrics.cacheBlockMisses.add(requested - hits);
+        if (hits == 0) {
             return QueryOutcome.MISS;
         }
-        LeaseId id = leases.create(instance.id(), blocks.toArray(new SealedBlock[0]), instance.worldSize());
-        return QueryOutcome.ready(blocks.size(), id.toBytes());
+        // The all-hit case hands the lookup array itself to the lease: no copy of N references.
+        SealedBlock[] leased = hits == blocks.length ? blocks : Arrays.copyOf(blocks, hits);
+        LeaseId id = leases.create(instance.id(), leased, instance.worldSize());
+        return QueryOutcome.ready(hits, id.toBytes());
     }
 
     /** Release (spec/engine-api.md §5.4). */

@@ -11,9 +11,7 @@ import io.pegaflow.core.memory.PinnedAllocation;
 import io.pegaflow.core.metrics.EngineMetrics;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
@@ -51,21 +49,25 @@ final class SavePath {
         this.blockwise = blockwise;
     }
 
-    /** The surviving pairs of one layer: which keys (by index into the batch's key list) and which block ids. */
+    /**
+     * The surviving pairs of one layer: which keys (by index into the batch's key array) and which block ids. Layers
+     * of a shared-order request share one selection (the arrays are read-only once built).
+     */
     private static final class LayerWork {
         final LayerRegistration layer;
         final int slot;
         final int[] keyIndex;
         final int[] blockIds;
-        int count;
+        final int count;
         PinnedAllocation[] kAllocs;
         PinnedAllocation[] vAllocs;
 
-        LayerWork(LayerRegistration layer, int slot, int capacity) {
+        LayerWork(LayerRegistration layer, int slot, int[] keyIndex, int[] blockIds, int count) {
             this.layer = layer;
             this.slot = slot;
-            this.keyIndex = new int[capacity];
-            this.blockIds = new int[capacity];
+            this.keyIndex = keyIndex;
+            this.blockIds = blockIds;
+            this.count = count;
         }
 
         void releaseAllocations() {
@@ -114,6 +116,7 @@ final class SavePath {
 
         // Resolve layers first so that a bad name fails before any work.
         List<LayerRegistration> layers = new ArrayList<>(saves.size());
+        List<LayerWork> work = new ArrayList<>(saves.size());
         for (LayerSave s : saves) {
             int layerId = instance.layerId(s.layerName());
             if (layerId < 0) {
@@ -126,16 +129,8 @@ final class SavePath {
             layers.add(layer);
         }
 
-        List<BlockKey> keys = uniqueMissingKeys(namespace, saves, layers);
-        if (keys.isEmpty()) {
-            return;
-        }
-        Map<BlockKey, Integer> keyIndex = new LinkedHashMap<>(keys.size() * 2);
-        for (int i = 0; i < keys.size(); i++) {
-            keyIndex.put(keys.get(i), i);
-        }
-        List<LayerWork> work = selectPairs(namespace, saves, layers, keyIndex, instance.tpSize(), (int) tpRank);
-        if (work.isEmpty()) {
+        BlockKey[] keys = selectMissing(namespace, saves, layers, instance.tpSize(), (int) tpRank, work);
+        if (keys == null || work.isEmpty()) {
             return;
         }
         try {
@@ -147,10 +142,10 @@ final class SavePath {
             for (int l = 0; l < work.size(); l++) {
                 LayerWork w = work.get(l);
                 layerSlots[l] = w.slot;
-                data[l] = slotsOf(w, keys.size());
+                data[l] = slotsOf(w, keys.length);
                 bytes += w.layer.hostSegmentBytes() * (w.layer.isSplit() ? 2L : 1L) * w.count;
             }
-            sealer.submit(new SealBatch(namespace, totalSlots, keys.toArray(new BlockKey[0]), layerSlots, data));
+            sealer.submit(new SealBatch(namespace, totalSlots, keys, layerSlots, data));
             metrics.saveBytes.add(bytes);
             metrics.saveDuration().recordNanos(clock.nanoTime() - started);
         } finally {
@@ -161,32 +156,165 @@ final class SavePath {
         }
     }
 
-    /** Union of the request's hashes in first-seen order, without the ones already sealed and resident. */
-    private List<BlockKey> uniqueMissingKeys(String namespace, List<LayerSave> saves, List<LayerRegistration> layers) {
-        LinkedHashMap<BlockKey, Boolean> union = new LinkedHashMap<>();
+    /**
+     * Dedup and filter (spec/storage.md §2.5 step 1): the union of the request's keys in first-seen order, without the
+     * ones already sealed and resident, and for each layer the pairs that store one of them (the first pair per key
+     * in that layer; out-of-range block ids dropped silently, as the reference does).
+     *
+     * <p>One {@link BlockKey} is built per unique hash, and each key is hashed once: a primitive open-addressing table
+     * maps keys to their index, so there are no map entries or boxed indices per block. When every layer carries the
+     * same pairs (the connector's normal request), only the first layer is scanned and all layers share its selection.
+     *
+     * @param work receives one {@link LayerWork} per layer that has something to store
+     * @return the missing keys, indexed by {@link LayerWork#keyIndex}; null when nothing is missing
+     */
+    private BlockKey[] selectMissing(
+            String namespace,
+            List<LayerSave> saves,
+            List<LayerRegistration> layers,
+            int tpSize,
+            int tpRank,
+            List<LayerWork> work) {
         boolean sharedOrder = sameHashOrder(saves) && sameBlockCount(layers);
-        for (int l = 0; l < saves.size(); l++) {
+        int scanned = sharedOrder ? Math.min(1, saves.size()) : saves.size();
+        KeyTable union = new KeyTable(scanned == 0 ? 0 : saves.get(0).blockIds().length);
+        int[][] pairKeys = new int[scanned][];
+        for (int l = 0; l < scanned; l++) {
             LayerSave s = saves.get(l);
             LayerRegistration layer = layers.get(l);
-            for (int i = 0; i < s.blockIds().length; i++) {
-                if (layer.containsBlock(s.blockIds()[i])) {
-                    union.putIfAbsent(new BlockKey(namespace, s.blockHashes().get(i)), Boolean.TRUE);
+            int[] ids = s.blockIds();
+            List<byte[]> hashes = s.blockHashes();
+            int[] pk = new int[ids.length];
+            for (int i = 0; i < ids.length; i++) {
+                pk[i] = layer.containsBlock(ids[i]) ? union.intern(namespace, hashes.get(i)) : -1;
+            }
+            pairKeys[l] = pk;
+        }
+        int unique = union.size();
+        if (unique == 0) {
+            return null;
+        }
+        boolean[] resident = new boolean[unique];
+        cache.markResident(union.keyList(), resident);
+        int[] remap = new int[unique];
+        int missing = 0;
+        for (int u = 0; u < unique; u++) {
+            remap[u] = resident[u] ? -1 : missing++;
+        }
+        if (missing == 0) {
+            return null;
+        }
+        BlockKey[] keys = new BlockKey[missing];
+        for (int u = 0; u < unique; u++) {
+            if (remap[u] >= 0) {
+                keys[remap[u]] = union.key(u);
+            }
+        }
+        boolean[] taken = new boolean[missing];
+        int[] sharedKeys = null;
+        int[] sharedIds = null;
+        int sharedCount = 0;
+        for (int l = 0; l < saves.size(); l++) {
+            LayerRegistration layer = layers.get(l);
+            int slot = layer.layerId() * tpSize + tpRank;
+            if (sharedOrder && l > 0) {
+                if (sharedCount > 0) {
+                    work.add(new LayerWork(layer, slot, sharedKeys, sharedIds, sharedCount));
+                }
+                continue;
+            }
+            int[] ids = saves.get(l).blockIds();
+            int[] pk = pairKeys[l];
+            int[] keyIndex = new int[ids.length];
+            int[] blockIds = new int[ids.length];
+            int count = 0;
+            if (l > 0) {
+                Arrays.fill(taken, false);
+            }
+            for (int i = 0; i < ids.length; i++) {
+                int k = pk[i] < 0 ? -1 : remap[pk[i]];
+                if (k < 0 || taken[k]) {
+                    continue;
+                }
+                taken[k] = true;
+                keyIndex[count] = k;
+                blockIds[count] = ids[i];
+                count++;
+            }
+            if (count > 0) {
+                work.add(new LayerWork(layer, slot, keyIndex, blockIds, count));
+            }
+            sharedKeys = keyIndex;
+            sharedIds = blockIds;
+            sharedCount = count;
+        }
+        return keys;
+    }
+
+    /**
+     * Insertion-ordered set of keys with int indices: open addressing over {@code int[]} (index + 1, 0 = empty),
+     * linear probing, load factor at most 1/2. A lookup by (namespace, bytes) builds a {@link BlockKey} only for a key
+     * it has not seen.
+     */
+    private static final class KeyTable {
+        private BlockKey[] keys;
+        private int[] slots;
+        private int size;
+
+        KeyTable(int expected) {
+            keys = new BlockKey[Math.max(4, expected)];
+            slots = new int[tableSizeFor(Math.max(4, expected))];
+        }
+
+        private static int tableSizeFor(int entries) {
+            return Integer.highestOneBit(Math.max(8, entries * 2 - 1)) << 1;
+        }
+
+        /** The index of ({@code namespace}, {@code hash}), added at the end if new. */
+        int intern(String namespace, byte[] hash) {
+            int h = BlockKey.hashOf(namespace, hash);
+            int mask = slots.length - 1;
+            int at = h & mask;
+            for (int s; (s = slots[at]) != 0; at = (at + 1) & mask) {
+                if (keys[s - 1].matches(namespace, hash, h)) {
+                    return s - 1;
                 }
             }
-            if (sharedOrder) {
-                break; // every layer carries the same pairs: the first layer's union is the union
+            if (size == keys.length) {
+                keys = Arrays.copyOf(keys, size * 2);
             }
-        }
-        List<BlockKey> all = new ArrayList<>(union.keySet());
-        boolean[] resident = new boolean[all.size()];
-        cache.markResident(all, resident);
-        List<BlockKey> missing = new ArrayList<>(all.size());
-        for (int i = 0; i < all.size(); i++) {
-            if (!resident[i]) {
-                missing.add(all.get(i));
+            keys[size] = new BlockKey(namespace, hash);
+            slots[at] = ++size;
+            if (size * 2 > slots.length) {
+                rehash();
             }
+            return size - 1;
         }
-        return missing;
+
+        private void rehash() {
+            int[] bigger = new int[slots.length * 2];
+            int mask = bigger.length - 1;
+            for (int i = 0; i < size; i++) {
+                int at = keys[i].hashCode() & mask;
+                while (bigger[at] != 0) {
+                    at = (at + 1) & mask;
+                }
+                bigger[at] = i + 1;
+            }
+            slots = bigger;
+        }
+
+        int size() {
+            return size;
+        }
+
+        BlockKey key(int index) {
+            return keys[index];
+        }
+
+        List<BlockKey> keyList() {
+            return Arrays.asList(keys).subList(0, size);
+        }
     }
 
     private static boolean sameBlockCount(List<LayerRegistration> layers) {
@@ -216,45 +344,6 @@ final class SavePath {
             }
         }
         return true;
-    }
-
-    private static List<LayerWork> selectPairs(
-            String namespace,
-            List<LayerSave> saves,
-            List<LayerRegistration> layers,
-            Map<BlockKey, Integer> keyIndex,
-            int tpSize,
-            int tpRank) {
-        List<LayerWork> out = new ArrayList<>(saves.size());
-        boolean[] taken = new boolean[keyIndex.size()];
-        for (int l = 0; l < saves.size(); l++) {
-            LayerSave s = saves.get(l);
-            LayerRegistration layer = layers.get(l);
-            int slot = layer.layerId() * tpSize + tpRank;
-            LayerWork w = null;
-            Arrays.fill(taken, false);
-            for (int i = 0; i < s.blockIds().length; i++) {
-                int blockId = s.blockIds()[i];
-                if (!layer.containsBlock(blockId)) {
-                    continue; // out-of-range ids are dropped silently, as the reference does
-                }
-                Integer k = keyIndex.get(new BlockKey(namespace, s.blockHashes().get(i)));
-                if (k == null || taken[k]) {
-                    continue;
-                }
-                taken[k] = true;
-                if (w == null) {
-                    w = new LayerWork(layer, slot, s.blockIds().length);
-                }
-                w.keyIndex[w.count] = k;
-                w.blockIds[w.count] = blockId;
-                w.count++;
-            }
-            if (w != null) {
-                out.add(w);
-            }
-        }
-        return out;
     }
 
     private CopyPlan allocateAndPlan(List<LayerWork> work) {
