@@ -1,0 +1,69 @@
+package io.pegaflow.bench.jmh;
+
+import io.pegaflow.core.device.CopyPlan;
+import io.pegaflow.core.device.DeviceBackend;
+import io.pegaflow.core.device.DeviceCopier;
+import io.pegaflow.core.device.LayerMemory;
+import io.pegaflow.core.device.host.HostDeviceBackend;
+
+/**
+ * The device backends a CPU-path benchmark runs on, so the copy cost can be told apart from the bookkeeping.
+ *
+ * <ul>
+ *   <li>{@code host}: the real host backend, layers in {@code /dev/shm} and native memcpy on the device lanes.
+ *   <li>{@code nocopy}: the same mappings and lanes, but the copier returns at once. Everything else (validation,
+ *       dedup, pool allocation, copy plan, lane hand-off, sealing, index, leases) runs unchanged, so
+ *       {@code host - nocopy} is the copy. This is the stub copy engine spec/storage.md §8.1 asks for.
+ * </ul>
+ */
+enum BenchBackend {
+    HOST,
+    NOCOPY;
+
+    static BenchBackend of(String name) {
+        return valueOf(name.toUpperCase(java.util.Locale.ROOT));
+    }
+
+    DeviceBackend create() {
+        HostDeviceBackend host = new HostDeviceBackend();
+        return this == HOST ? host : new NoCopyBackend(host);
+    }
+
+    /** Maps layers like the host backend; its copier copies nothing. */
+    static final class NoCopyBackend implements DeviceBackend {
+        private final HostDeviceBackend delegate;
+
+        NoCopyBackend(HostDeviceBackend delegate) {
+            this.delegate = delegate;
+        }
+
+        @Override
+        public String name() {
+            return "nocopy";
+        }
+
+        @Override
+        public LayerMemory openLayer(int deviceId, byte[] wrapperBytes) {
+            return delegate.openLayer(deviceId, wrapperBytes);
+        }
+
+        @Override
+        public DeviceCopier openCopier(int deviceId) {
+            return new DeviceCopier() {
+                @Override
+                public void copyToHost(CopyPlan plan) {}
+
+                @Override
+                public void copyToDevice(CopyPlan plan) {}
+
+                @Override
+                public void close() {}
+            };
+        }
+
+        @Override
+        public void close() {
+            delegate.close();
+        }
+    }
+}

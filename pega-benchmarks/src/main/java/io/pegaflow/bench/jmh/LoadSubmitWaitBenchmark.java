@@ -1,0 +1,74 @@
+package io.pegaflow.bench.jmh;
+
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * {@code cpu_path/load_submit_wait/N}: the query and lease run untimed; timed are creating the worker's load-state
+ * object in {@code /dev/shm}, the Load call, and polling the state every 1 ms until it reads SUCCESS, exactly as the
+ * reference does. The 1 ms poll puts a floor of about one poll interval under small N; {@code load_submit_poll}
+ * polls with a 20 µs to 1 ms backoff instead, to show what is under that floor.
+ *
+ * <pre>
+ * java -jar pega-benchmarks/target/benchmarks.jar LoadSubmitWaitBenchmark -f 1 -wi 3 -i 5
+ * </pre>
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MILLISECONDS)
+@Fork(
+        value = 2,
+        jvmArgsAppend = {"-Xms3g", "-Xmx3g"})
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+public class LoadSubmitWaitBenchmark {
+    @Param({"128", "1024", "8192", "32768"})
+    int n;
+
+    @Param({"host", "nocopy"})
+    String backend;
+
+    private CpuPathFixture fixture;
+    private byte[] lease;
+    private long iteration;
+
+    @Setup(Level.Trial)
+    public void setUp() {
+        fixture = CpuPathFixture.create(n, 1, 1024, CpuPathFixture.Layout.SHARED, BenchBackend.of(backend));
+        fixture.setSalt(1);
+        fixture.save();
+        fixture.flush();
+    }
+
+    @Setup(Level.Invocation)
+    public void nextInvocation() {
+        lease = fixture.queryAllHit("load-" + (++iteration));
+    }
+
+    @Benchmark
+    public void load_submit_wait() {
+        fixture.loadAndWait(lease);
+    }
+
+    @Benchmark
+    public void load_submit_poll() {
+        fixture.loadAndPoll(lease);
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        fixture.close();
+    }
+}

@@ -1,0 +1,6 @@
+/**
+ * JMH benchmarks of the engine's CPU path, the Java equivalents of the reference's {@code cpu_path.rs}
+ * (spec/storage.md §8.1). Run them from {@code pega-benchmarks/target/benchmarks.jar}; docs/benchmarks.md lists the
+ * commands and the figures.
+ */
+package io.pegaflow.bench.jmh;
