@@ -3,6 +3,7 @@ package io.pegaflow.server.config;
 import io.pegaflow.core.cache.AdmissionPolicy;
 import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.device.DeviceBackends;
+import io.pegaflow.core.device.cuda.CudaTopology;
 import io.pegaflow.core.engine.BlockIndexListener;
 import io.pegaflow.core.engine.EngineConfig;
 import io.pegaflow.core.engine.NanoClock;
@@ -29,7 +30,7 @@ public class EngineConfiguration {
     private static final Logger LOG = LoggerFactory.getLogger(EngineConfiguration.class);
 
     @Bean
-    EngineConfig engineConfig(PegaProperties p) {
+    EngineConfig engineConfig(PegaProperties p, org.springframework.core.env.Environment env) {
         PegaProperties.Pool pool = p.pool();
         if (pool.size().toBytes() <= 0) {
             throw new IllegalArgumentException("pega.pool.size: " + pool.size() + " (expected: > 0)");
@@ -42,7 +43,7 @@ public class EngineConfiguration {
                 pool.size().toBytes(),
                 pool.shards(),
                 pool.hugePages(),
-                pool.numaNode(),
+                poolNumaNode(p),
                 pool.hintValueSize().toBytes(),
                 pool.pretouchThreads());
         return new EngineConfig(
@@ -52,13 +53,33 @@ public class EngineConfiguration {
                 p.inflightMaxAge(),
                 p.evictionBatch(),
                 p.blockwiseAlloc(),
-                hostAlignment(),
+                hostAlignment(env),
                 p.cache().admission());
     }
 
-    /** Overridden by the SSD tier, which needs 512-byte segments for O_DIRECT. */
-    static long hostAlignment() {
-        return 1;
+    /**
+     * The configured node, or on a multi-socket GPU host the NUMA node of the first served GPU (from sysfs, by PCI bus
+     * id), so DMA between the pool and the GPU never crosses the socket interconnect. Single-node hosts and the host
+     * backend never touch the driver here.
+     */
+    static int poolNumaNode(PegaProperties p) {
+        int configured = p.pool().numaNode();
+        if (configured != PoolConfig.NO_NUMA_NODE
+                || "host".equals(p.device().backend())
+                || CudaTopology.hostNumaNodeCount() < 2) {
+            return configured;
+        }
+        int gpu = p.device().devices().isEmpty() ? 0 : p.device().devices().get(0);
+        int node = CudaTopology.numaNodeOfDevice(gpu);
+        if (node != CudaTopology.UNKNOWN_NODE) {
+            LOG.info("placing the pool on NUMA node {}, local to GPU {}", node, gpu);
+        }
+        return node == CudaTopology.UNKNOWN_NODE ? PoolConfig.NO_NUMA_NODE : node;
+    }
+
+    /** 512 with the SSD tier ({@code pega.ssd.enabled}), whose O_DIRECT transfers need 512-byte segments; else 1. */
+    static long hostAlignment(org.springframework.core.env.Environment env) {
+        return env.getProperty("pega.ssd.enabled", Boolean.class, false) ? 512 : 1;
     }
 
     @Bean(destroyMethod = "close")
@@ -86,7 +107,9 @@ public class EngineConfiguration {
                 config,
                 pool,
                 backend,
-                admission.getIfAvailable(() -> AdmissionPolicy.ALWAYS),
+                admission.getIfAvailable(() -> "tinylfu".equals(config.admission())
+                        ? io.pegaflow.core.cache.TinyLfuAdmission.forPool(pool)
+                        : AdmissionPolicy.ALWAYS),
                 backingTier.getIfAvailable(),
                 NanoClock.SYSTEM);
         return engine;
