@@ -105,6 +105,9 @@ def server_metrics(http):
                     "pegaflow_load_duration_seconds_sum", "pegaflow_load_duration_seconds_count"):
             if line.startswith(key):
                 vals[key] = vals.get(key, 0.0) + float(line.split()[-1])
+        # The whole Save RPC as the server saw it (parse to reply), to split client/transport time from engine time.
+        if line.startswith("pegaflow_rpc_duration_seconds_sum") and 'method="save"' in line and 'status="ok"' in line:
+            server_metrics.rpc_save = float(line.split()[-1])
     if len(vals) < 4:
         return None
     return (vals["pegaflow_save_duration_seconds_sum"], vals["pegaflow_save_duration_seconds_count"],
@@ -148,11 +151,12 @@ def main():
         pinned = pinned_flat.view(count, bs)
         row = {"block_bytes": bs, "blocks_per_batch": count, "batch_bytes": batch}
         saves, loads, t_d2h, t_h2d, t_d2h_1, t_h2d_1 = [], [], [], [], [], []
-        srv_save, srv_load = [], []
+        srv_save, srv_load, rpc_save = [], [], []
         for run in range(args.runs + 1):  # the first run warms up
             ids = scattered_ids(nblocks, count, rng)
             hashes = [block_hash(f"{ns}-{run}", i) for i in range(count)]
             m0 = server_metrics(args.http)
+            rpc_before = getattr(server_metrics, "rpc_save", 0.0)
             t0 = time.perf_counter()
             client.save(inst, 0, 0, ["ALL_LAYERS"], ids, hashes)
             ts = time.perf_counter() - t0
@@ -170,6 +174,7 @@ def main():
             m1 = server_metrics(args.http)
             if m0 and m1 and run > 0 and m1[1] > m0[1] and m1[3] > m0[3]:
                 srv_save.append((m1[0] - m0[0]) / (m1[1] - m0[1]))
+                rpc_save.append(getattr(server_metrics, "rpc_save", 0.0) - rpc_before)
                 srv_load.append((m1[2] - m0[2]) / (m1[3] - m0[3]))
             print(f"  bs {bs} run {run}: save {gbps(batch, ts)} GB/s, load {gbps(batch, tl)} GB/s", flush=True)
             a = torch_blockwise(dev, pinned, ids, bs, True, stream)
@@ -193,6 +198,8 @@ def main():
         if srv_save:
             # inside the engine: Save from validation to the sealing hand-off; Load from dequeue to the copy's end
             row["server_save_GBps"] = gbps(batch, med(srv_save))
+            if rpc_save and med(rpc_save) > 0:
+                row["server_rpc_save_GBps"] = gbps(batch, med(rpc_save))
             row["server_load_GBps"] = gbps(batch, med(srv_load))
         row["save_vs_torch_blockwise"] = round(row["save_GBps"] / row["torch_blockwise_d2h_GBps"], 3)
         row["load_vs_torch_blockwise"] = round(row["load_GBps"] / row["torch_blockwise_h2d_GBps"], 3)
