@@ -51,38 +51,22 @@ public class MetaServerGrpcService extends MetaServerGrpc.MetaServerImplBase {
 
     @Override
     public void heartbeatNode(HeartbeatNodeRequest request, StreamObserver<HeartbeatNodeResponse> observer) {
-        try {
+        handle(observer, () -> {
             UUID nodeId = RequestValidator.nodeId(request.getNodeId());
-            String node = RequestValidator.node(request.getNode());
-            store.heartbeat(node, nodeId);
-            reply(
-                    observer,
-                    HeartbeatNodeResponse.newBuilder()
-                            .setStaleAfterSecs(staleAfterSecs)
-                            .build());
-        } catch (StatusException e) {
-            observer.onError(e);
-        } catch (SessionRejectedException e) {
-            observer.onError(rejected(e));
-        }
+            store.heartbeat(RequestValidator.node(request.getNode()), nodeId);
+            return HeartbeatNodeResponse.newBuilder()
+                    .setStaleAfterSecs(staleAfterSecs)
+                    .build();
+        });
     }
 
     @Override
     public void unregisterNode(UnregisterNodeRequest request, StreamObserver<UnregisterNodeResponse> observer) {
-        try {
+        handle(observer, () -> {
             UUID nodeId = RequestValidator.nodeId(request.getNodeId());
-            String node = RequestValidator.node(request.getNode());
-            long removed = store.unregister(node, nodeId);
-            reply(
-                    observer,
-                    UnregisterNodeResponse.newBuilder()
-                            .setRemovedOwners(removed)
-                            .build());
-        } catch (StatusException e) {
-            observer.onError(e);
-        } catch (SessionRejectedException e) {
-            observer.onError(rejected(e));
-        }
+            long removed = store.unregister(RequestValidator.node(request.getNode()), nodeId);
+            return UnregisterNodeResponse.newBuilder().setRemovedOwners(removed).build();
+        });
     }
 
     @Override
@@ -97,22 +81,16 @@ public class MetaServerGrpcService extends MetaServerGrpc.MetaServerImplBase {
                             .build());
             return;
         }
-        try {
+        handle(observer, () -> {
             UUID nodeId = RequestValidator.nodeId(request.getNodeId());
             String node = RequestValidator.node(request.getNode());
             validator.hashes(request.getNamespace(), request.getBlockHashesList());
             int inserted = store.insert(request.getNamespace(), request.getBlockHashesList(), node, nodeId);
-            reply(
-                    observer,
-                    InsertBlockHashesResponse.newBuilder()
-                            .setStatus(status(true, ""))
-                            .setInsertedCount(inserted)
-                            .build());
-        } catch (StatusException e) {
-            observer.onError(e);
-        } catch (SessionRejectedException e) {
-            observer.onError(rejected(e));
-        }
+            return InsertBlockHashesResponse.newBuilder()
+                    .setStatus(status(true, ""))
+                    .setInsertedCount(inserted)
+                    .build();
+        });
     }
 
     @Override
@@ -126,22 +104,16 @@ public class MetaServerGrpcService extends MetaServerGrpc.MetaServerImplBase {
                             .build());
             return;
         }
-        try {
+        handle(observer, () -> {
             UUID nodeId = RequestValidator.nodeId(request.getNodeId());
             String node = RequestValidator.node(request.getNode());
             validator.hashes(request.getNamespace(), request.getBlockHashesList());
             int removed = store.remove(request.getNamespace(), request.getBlockHashesList(), node, nodeId);
-            reply(
-                    observer,
-                    RemoveBlockHashesResponse.newBuilder()
-                            .setStatus(status(true, ""))
-                            .setRemovedCount(removed)
-                            .build());
-        } catch (StatusException e) {
-            observer.onError(e);
-        } catch (SessionRejectedException e) {
-            observer.onError(rejected(e));
-        }
+            return RemoveBlockHashesResponse.newBuilder()
+                    .setStatus(status(true, ""))
+                    .setRemovedCount(removed)
+                    .build();
+        });
     }
 
     @Override
@@ -165,6 +137,27 @@ public class MetaServerGrpcService extends MetaServerGrpc.MetaServerImplBase {
                     NodePrefixResult.newBuilder().setNode(match.node()).setPrefixLen(match.prefixLen()));
         }
         reply(observer, response.build());
+    }
+
+    /** A handler body that validates, calls the store and builds the reply. */
+    @FunctionalInterface
+    private interface Body<T> {
+        T run() throws StatusException, SessionRejectedException;
+    }
+
+    /** Runs {@code body} and sends its reply, or the status its failure maps to. */
+    private static <T> void handle(StreamObserver<T> observer, Body<T> body) {
+        T response;
+        try {
+            response = body.run();
+        } catch (StatusException e) {
+            observer.onError(e);
+            return;
+        } catch (SessionRejectedException e) {
+            observer.onError(rejected(e));
+            return;
+        }
+        reply(observer, response);
     }
 
     private static <T> void reply(StreamObserver<T> observer, T response) {
