@@ -10,7 +10,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongFunction;
 
@@ -220,18 +219,6 @@ final class SsdReader implements AutoCloseable {
                 batch.done.complete(List.of());
             }
         }
-        queue.offer(STOP);
-        try {
-            dispatcher.join(30_000);
-            permits.acquire(inflight);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        io.shutdown();
-        try {
-            io.awaitTermination(30, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        IoLanes.stop(queue, STOP, dispatcher, permits, inflight, io);
     }
 }

@@ -283,19 +283,7 @@ final class SsdWriter implements AutoCloseable {
                 metrics.writeQueuePending.addAndGet(-batch.keys().size());
             }
         }
-        queue.offer(STOP);
-        try {
-            dispatcher.join(30_000);
-            permits.acquire(inflight);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        io.shutdown();
-        try {
-            io.awaitTermination(30, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        IoLanes.stop(queue, STOP, dispatcher, permits, inflight, io);
         for (IoScratch s; (s = scratches.poll()) != null; ) {
             s.close();
         }

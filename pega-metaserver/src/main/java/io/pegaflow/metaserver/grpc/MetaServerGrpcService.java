@@ -1,5 +1,6 @@
 package io.pegaflow.metaserver.grpc;
 
+import com.google.protobuf.ByteString;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusException;
@@ -24,6 +25,7 @@ import io.pegaflow.proto.UnregisterNodeRequest;
 import io.pegaflow.proto.UnregisterNodeResponse;
 import java.util.List;
 import java.util.UUID;
+import java.util.function.BiFunction;
 import org.springframework.stereotype.Service;
 
 /**
@@ -72,47 +74,59 @@ public class MetaServerGrpcService extends MetaServerGrpc.MetaServerImplBase {
     @Override
     public void insertBlockHashes(
             InsertBlockHashesRequest request, StreamObserver<InsertBlockHashesResponse> observer) {
-        if (request.getBlockHashesCount() == 0) {
-            // Reference quirk, kept for wire compatibility: OK at the gRPC level, failure in the body.
-            reply(
-                    observer,
-                    InsertBlockHashesResponse.newBuilder()
-                            .setStatus(status(false, EMPTY_HASHES))
-                            .build());
-            return;
-        }
-        handle(observer, () -> {
-            UUID nodeId = RequestValidator.nodeId(request.getNodeId());
-            String node = RequestValidator.node(request.getNode());
-            validator.hashes(request.getNamespace(), request.getBlockHashesList());
-            int inserted = store.insert(request.getNamespace(), request.getBlockHashesList(), node, nodeId);
-            return InsertBlockHashesResponse.newBuilder()
-                    .setStatus(status(true, ""))
-                    .setInsertedCount(inserted)
-                    .build();
-        });
+        ownedHashes(
+                observer,
+                request.getNamespace(),
+                request.getBlockHashesList(),
+                request.getNode(),
+                request.getNodeId(),
+                store::insert,
+                (status, count) -> InsertBlockHashesResponse.newBuilder()
+                        .setStatus(status)
+                        .setInsertedCount(count)
+                        .build());
     }
 
     @Override
     public void removeBlockHashes(
             RemoveBlockHashesRequest request, StreamObserver<RemoveBlockHashesResponse> observer) {
-        if (request.getBlockHashesCount() == 0) {
-            reply(
-                    observer,
-                    RemoveBlockHashesResponse.newBuilder()
-                            .setStatus(status(false, EMPTY_HASHES))
-                            .build());
+        ownedHashes(
+                observer,
+                request.getNamespace(),
+                request.getBlockHashesList(),
+                request.getNode(),
+                request.getNodeId(),
+                store::remove,
+                (status, count) -> RemoveBlockHashesResponse.newBuilder()
+                        .setStatus(status)
+                        .setRemovedCount(count)
+                        .build());
+    }
+
+    /** An owner's change to the index: Insert and Remove differ only in the store call and the reply type. */
+    @FunctionalInterface
+    private interface OwnerOp {
+        int apply(String namespace, List<ByteString> hashes, String node, UUID nodeId) throws SessionRejectedException;
+    }
+
+    private <T> void ownedHashes(
+            StreamObserver<T> observer,
+            String namespace,
+            List<ByteString> hashes,
+            String rawNode,
+            String rawNodeId,
+            OwnerOp op,
+            BiFunction<ResponseStatus, Integer, T> response) {
+        if (hashes.isEmpty()) {
+            // Reference quirk, kept for wire compatibility: OK at the gRPC level, failure in the body.
+            reply(observer, response.apply(status(false, EMPTY_HASHES), 0));
             return;
         }
         handle(observer, () -> {
-            UUID nodeId = RequestValidator.nodeId(request.getNodeId());
-            String node = RequestValidator.node(request.getNode());
-            validator.hashes(request.getNamespace(), request.getBlockHashesList());
-            int removed = store.remove(request.getNamespace(), request.getBlockHashesList(), node, nodeId);
-            return RemoveBlockHashesResponse.newBuilder()
-                    .setStatus(status(true, ""))
-                    .setRemovedCount(removed)
-                    .build();
+            UUID nodeId = RequestValidator.nodeId(rawNodeId);
+            String node = RequestValidator.node(rawNode);
+            validator.hashes(namespace, hashes);
+            return response.apply(status(true, ""), op.apply(namespace, hashes, node, nodeId));
         });
     }
 
