@@ -228,6 +228,16 @@ class OperationsHttpTest extends ConformanceSupport {
 
         assertThat(health.statusCode()).isEqualTo(200);
         assertThat(JSON.readTree(health.body()).get("status").asString()).isEqualTo("UP");
+        // Readiness includes the gRPC listener, not only the HTTP one.
+        assertThat(JSON.readTree(health.body())
+                        .path("components")
+                        .path("grpc")
+                        .path("status")
+                        .asString())
+                .isEqualTo("UP");
+        HttpResponse<String> readiness = get("/actuator/health/readiness");
+        assertThat(readiness.statusCode()).isEqualTo(200);
+        assertThat(readiness.body()).contains("\"grpc\":{\"status\":\"UP\"}");
         assertThat(prometheus.statusCode()).isEqualTo(200);
         assertThat(prometheus.body()).contains("pegaflow_pool_capacity_bytes");
     }

@@ -50,15 +50,18 @@ class SsdKillRestartTest {
     /** A started server: its process and ports. */
     private record Server(Process process, int grpcPort, int httpPort, Path log) {}
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
+    /** Two distinct free ports (both held open while choosing, so they cannot coincide). */
+    private static int[] freePorts() throws IOException {
+        try (ServerSocket a = new ServerSocket(0);
+                ServerSocket b = new ServerSocket(0)) {
+            return new int[] {a.getLocalPort(), b.getLocalPort()};
         }
     }
 
     private Server start(String name) throws IOException {
-        int grpc = freePort();
-        int http = freePort();
+        int[] ports = freePorts();
+        int grpc = ports[0];
+        int http = ports[1];
         Path log = dir.resolve(name + ".log");
         List<String> cmd = List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
@@ -86,8 +89,9 @@ class SsdKillRestartTest {
         Server server = new Server(p, grpc, http, log);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
         while (true) {
-            String health = SsdHttp.get(http, "/actuator/health");
-            if (health != null && health.contains("\"status\":\"UP\"")) {
+            // Readiness includes the "grpc" indicator: UP only once the gRPC listener is bound.
+            String health = SsdHttp.get(http, "/actuator/health/readiness");
+            if (health != null && health.contains("\"grpc\":{\"status\":\"UP\"")) {
                 return server;
             }
             if (!p.isAlive() || System.nanoTime() > deadline) {
@@ -159,6 +163,17 @@ class SsdKillRestartTest {
         }
 
         Server second = start("second");
+        try {
+            assertRecoveredAndServedFromSsd(second, kept, pattern);
+        } catch (AssertionError | RuntimeException e) {
+            throw new AssertionError("restarted server failed; its log:\n" + Files.readString(second.log()), e);
+        }
+        second.process().destroy();
+        assertThat(second.process().waitFor(30, TimeUnit.SECONDS)).isTrue();
+    }
+
+    private static void assertRecoveredAndServedFromSsd(Server second, List<ByteString> kept, BlockPattern pattern)
+            throws IOException {
         assertThat(metric(second, "pegaflow_ssd_recovered_entries_total")).isGreaterThanOrEqualTo(44);
         try (MockScheduler scheduler = MockScheduler.connect("127.0.0.1", second.grpcPort());
                 MockVllmWorker w = worker(second, "after-crash")) {
@@ -172,7 +187,5 @@ class SsdKillRestartTest {
         assertThat(metric(second, "pegaflow_cache_tier_block_requests_total{tier=\"ssd\"}"))
                 .isEqualTo(4);
         assertThat(Files.readString(second.log())).contains("recovered");
-        second.process().destroy();
-        assertThat(second.process().waitFor(30, TimeUnit.SECONDS)).isTrue();
     }
 }
