@@ -5,21 +5,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.ByteString;
 import io.pegaflow.proto.QueryReady;
+import io.pegaflow.server.ChildServer;
 import io.pegaflow.testkit.BlockPattern;
 import io.pegaflow.testkit.KvLayout;
 import io.pegaflow.testkit.MockScheduler;
 import io.pegaflow.testkit.MockVllmWorker;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -38,74 +36,22 @@ class SsdKillRestartTest {
     @TempDir
     Path dir;
 
-    private final List<Process> children = new ArrayList<>();
-
-    @AfterEach
-    void killChildren() {
-        for (Process p : children) {
-            p.destroyForcibly();
-        }
-    }
-
-    /** A started server: its process and ports. */
-    private record Server(Process process, int grpcPort, int httpPort, Path log) {}
-
-    /** Two distinct free ports (both held open while choosing, so they cannot coincide). */
-    private static int[] freePorts() throws IOException {
-        try (ServerSocket a = new ServerSocket(0);
-                ServerSocket b = new ServerSocket(0)) {
-            return new int[] {a.getLocalPort(), b.getLocalPort()};
-        }
-    }
-
-    private Server start(String name) throws IOException {
-        int[] ports = freePorts();
-        int grpc = ports[0];
-        int http = ports[1];
-        Path log = dir.resolve(name + ".log");
-        List<String> cmd = List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx384m",
-                "-XX:+UseSerialGC",
-                "-XX:TieredStopAtLevel=1",
-                "-cp",
-                System.getProperty("java.class.path"),
-                "io.pegaflow.server.PegaServerApplication",
-                "--spring.grpc.server.port=" + grpc,
-                "--server.port=" + http,
+    private ChildServer start(String name) throws IOException {
+        return ChildServer.start(
+                name,
+                dir,
                 "--server.address=127.0.0.1",
-                "--pega.pool.size=32MB",
-                "--pega.device.backend=host",
                 "--pega.ssd.enabled=true",
                 "--pega.ssd.paths=" + dir.resolve("shard.dat"),
                 "--pega.ssd.capacity=64MB",
-                "--logging.level.root=WARN",
                 "--logging.level.io.pegaflow.core.ssd=INFO");
-        Process p = new ProcessBuilder(cmd)
-                .redirectErrorStream(true)
-                .redirectOutput(log.toFile())
-                .start();
-        children.add(p);
-        Server server = new Server(p, grpc, http, log);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-        while (true) {
-            // Readiness includes the "grpc" indicator: UP only once the gRPC listener is bound.
-            String health = SsdHttp.get(http, "/actuator/health/readiness");
-            if (health != null && health.contains("\"grpc\":{\"status\":\"UP\"")) {
-                return server;
-            }
-            if (!p.isAlive() || System.nanoTime() > deadline) {
-                throw new AssertionError("server " + name + " did not start:\n" + Files.readString(log));
-            }
-            sleep(100);
-        }
     }
 
-    private static double metric(Server s, String name) {
+    private static double metric(ChildServer s, String name) {
         return SsdHttp.sample(SsdHttp.get(s.httpPort(), "/actuator/prometheus"), name);
     }
 
-    private static MockVllmWorker worker(Server s, String instance) {
+    private static MockVllmWorker worker(ChildServer s, String instance) {
         MockVllmWorker.Builder b = MockVllmWorker.builder("127.0.0.1", s.grpcPort())
                 .instanceId(instance)
                 .namespace("kill-ns");
@@ -125,8 +71,8 @@ class SsdKillRestartTest {
         BlockPattern pattern = BlockPattern.perByte(4242);
         List<ByteString> kept = BlockPattern.hashes(42, 4);
 
-        Server first = start("first");
-        try (MockVllmWorker w = worker(first, "before-crash")) {
+        try (ChildServer first = start("first");
+                MockVllmWorker w = worker(first, "before-crash")) {
             w.register();
             w.fillBlocks(blockIds(4), pattern);
             w.save(blockIds(4), kept);
@@ -162,17 +108,18 @@ class SsdKillRestartTest {
             churn.join(10_000);
         }
 
-        Server second = start("second");
-        try {
-            assertRecoveredAndServedFromSsd(second, kept, pattern);
-        } catch (AssertionError | RuntimeException e) {
-            throw new AssertionError("restarted server failed; its log:\n" + Files.readString(second.log()), e);
+        try (ChildServer second = start("second")) {
+            try {
+                assertRecoveredAndServedFromSsd(second, kept, pattern);
+            } catch (AssertionError | RuntimeException e) {
+                throw second.failure("restarted server failed", e);
+            }
+            second.process().destroy();
+            assertThat(second.process().waitFor(30, TimeUnit.SECONDS)).isTrue();
         }
-        second.process().destroy();
-        assertThat(second.process().waitFor(30, TimeUnit.SECONDS)).isTrue();
     }
 
-    private static void assertRecoveredAndServedFromSsd(Server second, List<ByteString> kept, BlockPattern pattern)
+    private static void assertRecoveredAndServedFromSsd(ChildServer second, List<ByteString> kept, BlockPattern pattern)
             throws IOException {
         assertThat(metric(second, "pegaflow_ssd_recovered_entries_total")).isGreaterThanOrEqualTo(44);
         try (MockScheduler scheduler = MockScheduler.connect("127.0.0.1", second.grpcPort());
