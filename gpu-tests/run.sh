@@ -16,7 +16,7 @@
 # Environment: PEGA_BUNDLE (bundle file), POOL_SIZE (default 32GB), GRPC_PORT (50055), HTTP_PORT (9091),
 #              SKIP_JUNIT=1, SKIP_E2E=1, SKIP_BANDWIDTH=1, BACKEND=host + E2E_KIND=host (no-GPU dry run),
 #              JUNIT_CLASSES="fully.qualified.Test ..." (only those), SERVER_JAVA_OPTS (e.g. -Dpega.cuda.blockingSync=true),
-#              BANDWIDTH_ARGS (e.g. "--sizes 2097152 --runs 5"); .carry/test-overlay and .carry/server-overlay, when
+#              BANDWIDTH_ARGS (e.g. "--sizes 2097152 --runs 5"), RPC_OVERHEAD=1 (adds rpc_overhead.py); .carry/test-overlay and .carry/server-overlay, when
 #              present, hold classes compiled after the bundle and come first on the classpaths.
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -125,6 +125,13 @@ for r in d["results"]:
           f"{r['load_GBps']} | {r['torch_blockwise_h2d_GBps']} | {r['torch_contiguous_h2d_GBps']} | {r['load_vs_torch_blockwise']} | "
           f"{r['both_aggregate_GBps']} | {r['torch_two_stream_aggregate_GBps']} |")
 PY
+fi
+
+if [[ "${RPC_OVERHEAD:-0}" == 1 ]]; then
+  step "RPC overhead (rpc_overhead.py: client time vs the server's handler time)"
+  timeout 300 python3 "$here/rpc_overhead.py" --addr "127.0.0.1:$grpc_port" --http "127.0.0.1:$http_port" --out "$report/rpc_overhead.json" > "$scratch/ovh.log" 2>&1
+  [[ $? == 0 ]] || status=1
+  cat "$scratch/ovh.log" | fence
 fi
 
 step "Server shutdown"
