@@ -1,4 +1,5 @@
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
+import static org.junit.platform.engine.discovery.DiscoverySelectors.selectMethod;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectPackage;
 
 import java.io.PrintWriter;
@@ -19,7 +20,7 @@ import org.junit.platform.launcher.listeners.TestExecutionSummary;
 
 /**
  * Runs the CUDA test packages (GPU-tagged tests included) on a machine without Maven: the GPU machine gets a jlink JRE
- * and the test classpath from scripts/device-bundle.sh. Usage: java -cp ... GpuTestMain REPORT_FILE [TEST_CLASS...]
+ * and the test classpath from scripts/device-bundle.sh. Usage: java -cp ... GpuTestMain REPORT_FILE [TEST_CLASS | TEST_CLASS#method ...]
  */
 public final class GpuTestMain {
     public static void main(String[] args) throws Exception {
@@ -27,7 +28,7 @@ public final class GpuTestMain {
         LauncherDiscoveryRequestBuilder builder = LauncherDiscoveryRequestBuilder.request();
         if (args.length > 1) { // only the named classes
             for (int i = 1; i < args.length; i++) {
-                builder.selectors(selectClass(args[i]));
+                builder.selectors(args[i].contains("#") ? selectMethod(args[i]) : selectClass(args[i]));
             }
         } else {
             builder.selectors(selectPackage("io.pegaflow.sys.cuda"), selectPackage("io.pegaflow.core.device.cuda"));
