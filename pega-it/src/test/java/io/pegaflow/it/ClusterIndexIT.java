@@ -35,7 +35,7 @@ import org.junit.jupiter.api.io.TempDir;
  * metaserver; a graceful server stop unregisters the node, so its blocks stop being offered to peers.
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
-class ClusterIndexTest {
+class ClusterIndexIT {
     private static final Duration WAIT = Duration.ofSeconds(60);
     private static final String NAMESPACE = "it-ns";
     private static final KvLayout LAYOUT = KvLayout.contiguous(8, 16 * 1024);
