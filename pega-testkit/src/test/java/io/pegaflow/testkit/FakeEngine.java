@@ -81,8 +81,12 @@ final class FakeEngine extends EngineGrpc.EngineImplBase implements AutoCloseabl
     }
 
     @Override
-    public void close() throws InterruptedException {
-        server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    public void close() {
+        try {
+            server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         loader.shutdownNow();
     }
 

@@ -115,6 +115,8 @@ record LoadGenOptions(
 
     /** Thrown for {@code --help}: the caller prints {@link #USAGE} and exits 0. */
     static final class HelpRequested extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
         HelpRequested() {
             super("help", null, false, false);
         }

@@ -66,7 +66,7 @@ final class SvgPlot {
             }
         }
         int legend = (int) Math.ceil(50 + LEGEND_CHAR_WIDTH * longest);
-        int width = Math.max(LEFT + PLOT_WIDTH + legend, (int) (LEFT + 7 * subtitle.length()));
+        int width = Math.max(LEFT + PLOT_WIDTH + legend, LEFT + 7 * subtitle.length());
         int height = TOP + panels.size() * PANEL_HEIGHT + 10;
         StringBuilder sb = new StringBuilder();
         sb.append(String.format(

@@ -6,11 +6,14 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.sun.jna.Memory;
 import com.sun.jna.Pointer;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** The bindings against a real driver: every call the cuda backend uses, once. Needs a GPU. */
 @Tag("gpu")
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
 class CudaDriverGpuTest {
 
     @Test

@@ -4,9 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** Runs everywhere: nothing here needs a GPU, and on a machine without one it checks the host-only behaviour. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
 class CudaTest {
 
     @Test

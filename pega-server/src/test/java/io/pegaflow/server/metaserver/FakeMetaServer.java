@@ -82,8 +82,12 @@ final class FakeMetaServer implements AutoCloseable {
     }
 
     @Override
-    public void close() throws InterruptedException {
-        server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    public void close() {
+        try {
+            server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private final class EpochHeader implements ServerInterceptor {

@@ -6,8 +6,11 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 
 import io.pegaflow.core.engine.EngineException;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
 class CudaBackendSelectorTest {
 
     @Test

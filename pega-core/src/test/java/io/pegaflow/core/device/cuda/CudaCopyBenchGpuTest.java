@@ -20,8 +20,10 @@ import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * Measures the cuda copier without gRPC: Save (device to pool) and Load (pool to device) of 1 GiB batches of
@@ -29,6 +31,7 @@ import org.junit.jupiter.api.Test;
  * when {@code -Dpega.gpu.report=FILE} is set, are appended to FILE as markdown. Asserts only sanity, never a speed.
  */
 @Tag("gpu")
+@Timeout(value = 600, unit = TimeUnit.SECONDS)
 class CudaCopyBenchGpuTest {
     private static final long GIB = 1L << 30;
     private static final long BATCH = GIB;

@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * The cuda backend against real CUDA IPC: a Python process with torch ({@code gpu-tests/producer.py}) allocates
@@ -34,6 +36,7 @@ import org.junit.jupiter.api.TestMethodOrder;
  */
 @Tag("gpu")
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@Timeout(value = 300, unit = TimeUnit.SECONDS)
 class CudaDeviceBackendGpuTest {
     private static final long HOST_BYTES = 1L << 30;
 
