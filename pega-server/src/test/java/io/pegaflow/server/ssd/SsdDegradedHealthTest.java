@@ -9,6 +9,7 @@ import io.pegaflow.core.ssd.SsdStore;
 import io.pegaflow.proto.QueryReady;
 import io.pegaflow.server.grpc.GrpcPort;
 import io.pegaflow.testkit.BlockPattern;
+import io.pegaflow.testkit.ChildJvm;
 import io.pegaflow.testkit.KvLayout;
 import io.pegaflow.testkit.MockScheduler;
 import io.pegaflow.testkit.MockVllmWorker;
@@ -82,15 +83,15 @@ class SsdDegradedHealthTest {
     @Test
     void shouldReportTheDegradedShardWithItsReasonAndKeepServing() throws IOException {
         int http = Integer.parseInt(env.getProperty("local.server.port"));
-        assertThat(SsdHttp.get(http, "/actuator/health")).contains("\"ssd\":{\"status\":\"UP\"");
+        assertThat(ChildJvm.httpGet(http, "/actuator/health")).contains("\"ssd\":{\"status\":\"UP\"");
         Files.delete(DIR.resolve("x.dat"));
 
-        String health = SsdHttp.get(http, "/actuator/health");
+        String health = ChildJvm.httpGet(http, "/actuator/health");
         assertThat(health)
                 .contains("\"status\":\"UP\"") // the server as a whole still serves
                 .contains("\"ssd\":{\"description\":\"shard 0 (" + DIR.resolve("x.dat") + "): file_removed")
                 .contains("\"status\":\"DEGRADED\"");
-        String scrape = SsdHttp.get(http, "/actuator/prometheus");
+        String scrape = ChildJvm.httpGet(http, "/actuator/prometheus");
         assertThat(SsdHttp.sample(scrape, "pegaflow_ssd_errors_total{kind=\"file_removed\"}"))
                 .isEqualTo(1);
         assertThat(scrape)

@@ -7,6 +7,7 @@ import com.google.protobuf.ByteString;
 import io.pegaflow.proto.QueryReady;
 import io.pegaflow.server.ChildServer;
 import io.pegaflow.testkit.BlockPattern;
+import io.pegaflow.testkit.ChildJvm;
 import io.pegaflow.testkit.KvLayout;
 import io.pegaflow.testkit.MockScheduler;
 import io.pegaflow.testkit.MockVllmWorker;
@@ -48,7 +49,7 @@ class SsdKillRestartTest {
     }
 
     private static double metric(ChildServer s, String name) {
-        return SsdHttp.sample(SsdHttp.get(s.httpPort(), "/actuator/prometheus"), name);
+        return SsdHttp.sample(ChildJvm.httpGet(s.httpPort(), "/actuator/prometheus"), name);
     }
 
     private static MockVllmWorker worker(ChildServer s, String instance) {

@@ -11,6 +11,7 @@ import io.pegaflow.core.ssd.SsdStore;
 import io.pegaflow.proto.QueryReady;
 import io.pegaflow.server.grpc.GrpcPort;
 import io.pegaflow.testkit.BlockPattern;
+import io.pegaflow.testkit.ChildJvm;
 import io.pegaflow.testkit.KvLayout;
 import io.pegaflow.testkit.MockScheduler;
 import io.pegaflow.testkit.MockVllmWorker;
@@ -132,7 +133,7 @@ class SsdServerTest {
             w.unregister();
         }
 
-        String scrape = SsdHttp.get(httpPort(), "/actuator/prometheus");
+        String scrape = ChildJvm.httpGet(httpPort(), "/actuator/prometheus");
         assertThat(SsdHttp.sample(scrape, "pegaflow_ssd_write_blocks_total")).isGreaterThanOrEqualTo(4);
         assertThat(SsdHttp.sample(scrape, "pegaflow_ssd_prefetch_success_total"))
                 .isGreaterThanOrEqualTo(4);
@@ -146,7 +147,7 @@ class SsdServerTest {
                 .contains("pegaflow_ssd_prefetch_queue_pending")
                 .contains("pegaflow_ssd_prefetch_duration_seconds_bucket")
                 .contains("pegaflow_cache_tier_block_requests_total{tier=\"ssd\"}");
-        String health = SsdHttp.get(httpPort(), "/actuator/health");
+        String health = ChildJvm.httpGet(httpPort(), "/actuator/health");
         assertThat(health).contains("\"ssd\":{\"status\":\"UP\"");
     }
 
