@@ -58,11 +58,16 @@ public final class SealedBlock {
         return refs;
     }
 
-    /** Adds a holder. The caller must already hold a reference (or own the block through a structure that does). */
+    /**
+     * Adds a holder. The caller must already hold a reference (or own the block through a structure that does).
+     *
+     * <p>A compare-and-set, not an add-then-undo: the undo would leave a transient count of 1 on a freed block, and a
+     * concurrent {@link #tryRetain()} could take it (jcstress {@code SealedBlockStrayRetainVsTryRetain}).
+     *
+     * @throws IllegalStateException when the block was already freed
+     */
     public void retain() {
-        int prev = (int) REFS.getAndAdd(this, 1);
-        if (prev <= 0) {
-            REFS.getAndAdd(this, -1);
+        if (!tryRetain()) {
             throw new IllegalStateException("retain of a released block");
         }
     }
