@@ -70,6 +70,7 @@ public final class MetaserverClient implements BlockIndexListener, AutoCloseable
     private long backoffNs;
     private long announcedEpoch = EpochCapture.UNKNOWN;
     private volatile boolean failing;
+    private volatile String lastFailure = "";
 
     /** @param resident the engine's resident blocks for re-announcement; may supply null (nothing to re-announce) */
     public MetaserverClient(MetaserverClientSettings settings, Supplier<ResidentBlocks> resident) {
@@ -107,6 +108,35 @@ public final class MetaserverClient implements BlockIndexListener, AutoCloseable
 
     public MetaserverClientStats stats() {
         return stats;
+    }
+
+    /** Where the link to the metaserver stands, for health checks. */
+    public enum Link {
+        /** No answer yet since start. */
+        CONNECTING,
+        /** The last call went through. */
+        UP,
+        /** The last call failed; the client retries with backoff and drops what it would have announced. */
+        FAILING,
+        /** The metaserver refused this node_id for good: another process took the address over. */
+        FENCED
+    }
+
+    public Link link() {
+        if (failing) {
+            return epochs.fenced() ? Link.FENCED : Link.FAILING;
+        }
+        return everRegistered ? Link.UP : Link.CONNECTING;
+    }
+
+    /** The call that failed last and its status ({@code HeartbeatNode: UNAVAILABLE: ...}), or empty. */
+    public String lastFailure() {
+        return lastFailure;
+    }
+
+    /** The metaserver's address as configured. */
+    public String target() {
+        return settings.target();
     }
 
     /** The metaserver epoch seen last, or -1 before any answer (or from a metaserver that sends none). */
@@ -286,6 +316,10 @@ public final class MetaserverClient implements BlockIndexListener, AutoCloseable
                     code,
                     e.getStatus().getDescription());
         }
+        lastFailure = rpc + ": " + code
+                + (e.getStatus().getDescription() == null
+                        ? ""
+                        : ": " + e.getStatus().getDescription());
         failing = true;
         nextHeartbeatNs = System.nanoTime() + backoffNs;
         backoffNs = Math.min(backoffNs * 2, settings.maxBackoff().toNanos());

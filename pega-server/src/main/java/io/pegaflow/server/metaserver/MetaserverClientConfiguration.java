@@ -53,6 +53,11 @@ public class MetaserverClientConfiguration {
         return new MetaserverClient(settings, residentBlocks::getIfUnique).start();
     }
 
+    @Bean
+    MetaserverHealthIndicator metaserverHealthIndicator(MetaserverClient client) {
+        return new MetaserverHealthIndicator(client);
+    }
+
     /** The reference's client counters (spec/cluster.md §2.8) plus re-announcements. */
     @Bean
     MeterBinder metaserverClientMeters(MetaserverClient client) {
