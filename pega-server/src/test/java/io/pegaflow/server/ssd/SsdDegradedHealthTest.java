@@ -4,10 +4,7 @@ import static io.pegaflow.testkit.ReferenceHarness.blockIds;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.ByteString;
-import io.pegaflow.core.engine.PegaEngine;
-import io.pegaflow.core.ssd.SsdStore;
 import io.pegaflow.proto.QueryReady;
-import io.pegaflow.server.grpc.GrpcPort;
 import io.pegaflow.testkit.BlockPattern;
 import io.pegaflow.testkit.ChildJvm;
 import io.pegaflow.testkit.KvLayout;
@@ -22,9 +19,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.core.env.Environment;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -43,28 +38,8 @@ import org.springframework.test.context.DynamicPropertySource;
             "pega.ssd.enabled=true",
             "pega.ssd.shard-capacity=4MB"
         })
-class SsdDegradedHealthTest {
-    private static final Path DIR = tempDir();
-
-    @Autowired
-    GrpcPort grpcPort;
-
-    @Autowired
-    PegaEngine engine;
-
-    @Autowired
-    SsdStore store;
-
-    @Autowired
-    Environment env;
-
-    private static Path tempDir() {
-        try {
-            return Files.createTempDirectory("pega-ssd-degraded");
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
-    }
+class SsdDegradedHealthTest extends SsdServerTestBase {
+    private static final Path DIR = shardDir("pega-ssd-degraded");
 
     @DynamicPropertySource
     static void ssdPaths(DynamicPropertyRegistry r) {
@@ -74,15 +49,12 @@ class SsdDegradedHealthTest {
 
     @AfterAll
     static void removeFiles() throws IOException {
-        try (var files = Files.walk(DIR)) {
-            files.sorted(java.util.Comparator.reverseOrder())
-                    .forEach(p -> p.toFile().delete());
-        }
+        deleteShardDir(DIR);
     }
 
     @Test
     void shouldReportTheDegradedShardWithItsReasonAndKeepServing() throws IOException {
-        int http = Integer.parseInt(env.getProperty("local.server.port"));
+        int http = httpPort();
         assertThat(ChildJvm.httpGet(http, "/actuator/health")).contains("\"ssd\":{\"status\":\"UP\"");
         Files.delete(DIR.resolve("x.dat"));
 

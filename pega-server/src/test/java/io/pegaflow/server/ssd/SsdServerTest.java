@@ -4,19 +4,16 @@ import static io.pegaflow.testkit.ReferenceHarness.blockIds;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.ByteString;
-import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.core.prefetch.BackingTier;
 import io.pegaflow.core.ssd.SsdBackingTier;
 import io.pegaflow.core.ssd.SsdStore;
 import io.pegaflow.proto.QueryReady;
-import io.pegaflow.server.grpc.GrpcPort;
 import io.pegaflow.testkit.BlockPattern;
 import io.pegaflow.testkit.ChildJvm;
 import io.pegaflow.testkit.KvLayout;
 import io.pegaflow.testkit.MockScheduler;
 import io.pegaflow.testkit.MockVllmWorker;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -26,7 +23,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.core.env.Environment;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -47,32 +43,12 @@ import org.springframework.test.context.DynamicPropertySource;
             "pega.ssd.write-inflight=3",
             "pega.ssd.max-prefetch-blocks=64"
         })
-class SsdServerTest {
+class SsdServerTest extends SsdServerTestBase {
     private static final Duration WAIT = Duration.ofSeconds(10);
-    private static final Path DIR = tempDir();
-
-    @Autowired
-    GrpcPort grpcPort;
-
-    @Autowired
-    PegaEngine engine;
-
-    @Autowired
-    SsdStore store;
+    private static final Path DIR = shardDir("pega-ssd-server");
 
     @Autowired
     BackingTier tier;
-
-    @Autowired
-    Environment env;
-
-    private static Path tempDir() {
-        try {
-            return Files.createTempDirectory("pega-ssd-server");
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
-    }
 
     @DynamicPropertySource
     static void ssdPaths(DynamicPropertyRegistry r) {
@@ -82,14 +58,7 @@ class SsdServerTest {
 
     @AfterAll
     static void removeFiles() throws IOException {
-        try (var files = Files.walk(DIR)) {
-            files.sorted(java.util.Comparator.reverseOrder())
-                    .forEach(p -> p.toFile().delete());
-        }
-    }
-
-    private int httpPort() {
-        return Integer.parseInt(env.getProperty("local.server.port"));
+        deleteShardDir(DIR);
     }
 
     @Test
