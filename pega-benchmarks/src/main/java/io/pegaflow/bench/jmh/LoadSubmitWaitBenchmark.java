@@ -1,19 +1,9 @@
 package io.pegaflow.bench.jmh;
 
-import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * {@code cpu_path/load_submit_wait/N}: the query and lease run untimed; timed are creating the worker's load-state
@@ -25,31 +15,20 @@ import org.openjdk.jmh.annotations.Warmup;
  * java -jar pega-benchmarks/target/benchmarks.jar LoadSubmitWaitBenchmark -f 1 -wi 3 -i 5
  * </pre>
  */
-@State(Scope.Benchmark)
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.MILLISECONDS)
-@Fork(
-        value = 2,
-        jvmArgsAppend = {"-Xms3g", "-Xmx3g"})
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-public class LoadSubmitWaitBenchmark {
+public class LoadSubmitWaitBenchmark extends CpuPathBenchmark {
     @Param({"128", "1024", "8192", "32768"})
     int n;
 
     @Param({"host", "nocopy"})
     String backend;
 
-    private CpuPathFixture fixture;
     private byte[] lease;
     private long iteration;
 
-    @Setup(Level.Trial)
-    public void setUp() {
-        fixture = CpuPathFixture.create(n, 1, 1024, CpuPathFixture.Layout.SHARED, BenchBackend.of(backend));
-        fixture.setSalt(1);
-        fixture.save();
-        fixture.flush();
+    @Override
+    CpuPathFixture createFixture() {
+        return CpuPathFixture.create(n, 1, 1024, CpuPathFixture.Layout.SHARED, BenchBackend.of(backend))
+                .primed();
     }
 
     @Setup(Level.Invocation)
@@ -65,10 +44,5 @@ public class LoadSubmitWaitBenchmark {
     @Benchmark
     public void load_submit_poll() {
         fixture.loadAndPoll(lease);
-    }
-
-    @TearDown(Level.Trial)
-    public void tearDown() {
-        fixture.close();
     }
 }

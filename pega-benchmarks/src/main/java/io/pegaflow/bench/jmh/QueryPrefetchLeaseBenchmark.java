@@ -1,19 +1,10 @@
 package io.pegaflow.bench.jmh;
 
-import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * {@code cpu_path/query_prefetch_lease/N}: QueryPrefetch of N resident hashes (all hit, asserted) including the lease
@@ -24,15 +15,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * java -jar pega-benchmarks/target/benchmarks.jar QueryPrefetchLeaseBenchmark -f 1 -wi 3 -i 5 -prof gc
  * </pre>
  */
-@State(Scope.Benchmark)
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.MILLISECONDS)
-@Fork(
-        value = 2,
-        jvmArgsAppend = {"-Xms3g", "-Xmx3g"})
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-public class QueryPrefetchLeaseBenchmark {
+public class QueryPrefetchLeaseBenchmark extends CpuPathBenchmark {
     @Param({"128", "1024", "8192", "32768"})
     int n;
 
@@ -40,18 +23,15 @@ public class QueryPrefetchLeaseBenchmark {
     @Param({"reference"})
     String hashes;
 
-    private CpuPathFixture fixture;
     private String reqId;
     private byte[] lease;
     private long iteration;
 
-    @Setup(Level.Trial)
-    public void setUp() {
-        fixture = CpuPathFixture.create(n, 1, 1024, CpuPathFixture.Layout.SHARED, BenchBackend.HOST)
-                .hashes(CpuPathFixture.HashKind.of(hashes));
-        fixture.setSalt(1);
-        fixture.save();
-        fixture.flush();
+    @Override
+    CpuPathFixture createFixture() {
+        return CpuPathFixture.create(n, 1, 1024, CpuPathFixture.Layout.SHARED, BenchBackend.HOST)
+                .hashes(CpuPathFixture.HashKind.of(hashes))
+                .primed();
     }
 
     @Setup(Level.Invocation)
@@ -68,10 +48,5 @@ public class QueryPrefetchLeaseBenchmark {
     @TearDown(Level.Invocation)
     public void afterInvocation() {
         fixture.release(lease);
-    }
-
-    @TearDown(Level.Trial)
-    public void tearDown() {
-        fixture.close();
     }
 }

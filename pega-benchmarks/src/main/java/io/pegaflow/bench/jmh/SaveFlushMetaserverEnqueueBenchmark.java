@@ -3,21 +3,9 @@ package io.pegaflow.bench.jmh;
 import io.pegaflow.core.engine.BlockIndexListener;
 import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
-import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
-import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * {@code cpu_path/save_flush_unique_metaserver_enqueue/N}: {@link SaveFlushUniqueBenchmark} with a block-index
@@ -32,24 +20,14 @@ import org.openjdk.jmh.annotations.Warmup;
  * java -jar pega-benchmarks/target/benchmarks.jar SaveFlushMetaserverEnqueueBenchmark -f 1 -wi 3 -i 5
  * </pre>
  */
-@State(Scope.Benchmark)
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.MILLISECONDS)
-@Fork(
-        value = 2,
-        jvmArgsAppend = {"-Xms3g", "-Xmx3g"})
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-public class SaveFlushMetaserverEnqueueBenchmark {
+public class SaveFlushMetaserverEnqueueBenchmark extends SaveBenchmark {
     @Param({"128", "1024", "8192", "32768"})
     int n;
 
     @Param({"host"})
     String backend;
 
-    private CpuPathFixture fixture;
     private EnqueueListener listener;
-    private long salt;
 
     /** Bounded enqueue, drop when full; a daemon discards what it takes. */
     static final class EnqueueListener implements BlockIndexListener {
@@ -94,17 +72,13 @@ public class SaveFlushMetaserverEnqueueBenchmark {
         }
     }
 
-    @Setup(Level.Trial)
-    public void setUp() {
-        fixture = CpuPathFixture.create(n, 1, 1024, CpuPathFixture.Layout.SHARED, BenchBackend.of(backend));
+    @Override
+    CpuPathFixture createFixture() {
+        CpuPathFixture created =
+                CpuPathFixture.create(n, 1, 1024, CpuPathFixture.Layout.SHARED, BenchBackend.of(backend));
         listener = new EnqueueListener();
-        fixture.engine().setIndexListener(listener);
-    }
-
-    @Setup(Level.Invocation)
-    public void nextInvocation() {
-        fixture.cleanup();
-        fixture.setSalt(++salt);
+        created.engine().setIndexListener(listener);
+        return created;
     }
 
     @Benchmark
@@ -113,10 +87,11 @@ public class SaveFlushMetaserverEnqueueBenchmark {
         fixture.flush();
     }
 
-    @TearDown(Level.Trial)
+    /** Still the inherited trial teardown (not re-annotated, see {@link SaveInsertFlushCpuMultilayerBenchmark}). */
+    @Override
     public void tearDown() {
         fixture.engine().setIndexListener(null);
         listener.stop();
-        fixture.close();
+        super.tearDown();
     }
 }
