@@ -26,6 +26,7 @@ import io.pegaflow.proto.SessionEvent;
 import io.pegaflow.proto.SessionRequest;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteOrder;
 import java.nio.MappedByteBuffer;
@@ -68,7 +69,7 @@ final class FakeEngine extends EngineGrpc.EngineImplBase implements AutoCloseabl
     volatile SessionRequest lastSession;
 
     FakeEngine() throws IOException {
-        server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+        server = NettyServerBuilder.forAddress(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
                 .permitKeepAliveTime(30, TimeUnit.SECONDS)
                 .permitKeepAliveWithoutCalls(true)
                 .addService(this)

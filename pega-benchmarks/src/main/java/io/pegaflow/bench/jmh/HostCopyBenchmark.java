@@ -113,7 +113,8 @@ public class HostCopyBenchmark {
 
         @Setup(Level.Invocation)
         public void next(Copy copy) {
-            lease = copy.fixture.queryAllHit("copy-" + (++iteration));
+            iteration++;
+            lease = copy.fixture.queryAllHit("copy-" + iteration);
         }
     }
 

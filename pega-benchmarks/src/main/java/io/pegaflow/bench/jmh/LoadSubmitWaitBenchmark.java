@@ -33,7 +33,8 @@ public class LoadSubmitWaitBenchmark extends CpuPathBenchmark {
 
     @Setup(Level.Invocation)
     public void nextInvocation() {
-        lease = fixture.queryAllHit("load-" + (++iteration));
+        iteration++;
+        lease = fixture.queryAllHit("load-" + iteration);
     }
 
     @Benchmark

@@ -36,7 +36,8 @@ public class QueryPrefetchLeaseBenchmark extends CpuPathBenchmark {
 
     @Setup(Level.Invocation)
     public void nextInvocation() {
-        reqId = "query-" + (++iteration);
+        iteration++;
+        reqId = "query-" + iteration;
     }
 
     @Benchmark

@@ -111,7 +111,7 @@ public final class LoadGenerator {
             for (int i = 0; i < workers.size(); i++) {
                 SimWorker w = workers.get(i);
                 long seed = BlockContent.mix64(options.seed() + i * 0x632BE59BD9B4E019L);
-                Thread t = new Thread(() -> drive(w, seed, stats, stop, remaining), "loadgen-" + i);
+                Thread t = new Thread(() -> drive(w, zipf, seed, stats, stop, remaining), "loadgen-" + i);
                 t.setDaemon(true);
                 threads.add(t);
             }
@@ -191,9 +191,8 @@ public final class LoadGenerator {
     }
 
     /** One worker's loop: paced (intended start times, so queueing counts) or closed-loop. */
-    private void drive(SimWorker worker, long seed, Stats stats, AtomicBoolean stop, AtomicLong remaining) {
+    private void drive(SimWorker worker, Zipf zipf, long seed, Stats stats, AtomicBoolean stop, AtomicLong remaining) {
         SplittableRandom random = new SplittableRandom(seed);
-        Zipf zipf = new Zipf(options.prefixes(), options.zipfExponent());
         long interval = options.rate() > 0 ? (long) (1e9 * options.workers() / options.rate()) : 0;
         long next = System.nanoTime() + (interval > 0 ? random.nextLong(interval) : 0);
         while (!stop.get()) {

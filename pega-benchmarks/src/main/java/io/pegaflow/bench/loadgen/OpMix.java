@@ -49,7 +49,7 @@ final class OpMix {
      */
     static OpMix parse(String text) {
         Map<Op, Integer> weights = new EnumMap<>(Op.class);
-        for (String part : text.split(",")) {
+        for (String part : text.split(",", -1)) {
             String p = part.trim();
             if (p.isEmpty()) {
                 continue;

@@ -1,5 +1,6 @@
 package io.pegaflow.bench.loadgen;
 
+import java.io.Console;
 import java.io.PrintStream;
 import java.util.Locale;
 
@@ -20,7 +21,27 @@ final class ProgressBar {
     ProgressBar(PrintStream out, boolean enabled) {
         this.out = out;
         this.enabled = enabled;
-        this.terminal = System.console() != null;
+        this.terminal = onTerminal();
+    }
+
+    /**
+     * Whether the JVM runs on a terminal. Up to JDK 21 that is {@code System.console() != null}; from JDK 22 on there
+     * is a console even when the streams are redirected, and {@code Console.isTerminal()} (not in the JDK 17 API this
+     * module compiles against) tells.
+     */
+    @SuppressWarnings("SystemConsoleNull") // the null check is the JDK <= 21 half; isTerminal() covers JDK 22+
+    private static boolean onTerminal() {
+        Console console = System.console();
+        if (console == null) {
+            return false;
+        }
+        try {
+            return (Boolean) Console.class.getMethod("isTerminal").invoke(console);
+        } catch (NoSuchMethodException e) {
+            return true;
+        } catch (ReflectiveOperationException e) {
+            return false;
+        }
     }
 
     /** Draws {@code fraction} (0..1) done, with a status text after the bar. */

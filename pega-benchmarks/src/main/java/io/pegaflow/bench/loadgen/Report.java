@@ -1,5 +1,6 @@
 package io.pegaflow.bench.loadgen;
 
+import java.time.ZoneId;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
@@ -17,7 +18,8 @@ final class Report {
     private final Map<Stats.Rpc, Histogram> rpc;
     private final Map<OpMix.Op, Histogram> ops;
     private final List<Stats.Sample> timeline;
-    private final String date = ZonedDateTime.now().withNano(0).format(DateTimeFormatter.ISO_OFFSET_DATE_TIME);
+    private final String date =
+            ZonedDateTime.now(ZoneId.systemDefault()).withNano(0).format(DateTimeFormatter.ISO_OFFSET_DATE_TIME);
 
     Report(LoadGenOptions options, double seconds, Stats stats, List<Stats.Sample> timeline) {
         this.options = options;

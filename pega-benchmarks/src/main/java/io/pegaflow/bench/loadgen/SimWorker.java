@@ -155,10 +155,11 @@ final class SimWorker implements AutoCloseable {
 
     /** QueryPrefetch of the whole prefix; retries while the server answers Loading (a slower tier is fetching). */
     QueryReady query(int k) {
+        requestCounter++;
         QueryRequest request = QueryRequest.newBuilder()
                 .setInstanceId(instanceId)
                 .addAllBlockHashes(prefixes.hashes(k))
-                .setReqId(instanceId + "-" + (++requestCounter))
+                .setReqId(instanceId + "-" + requestCounter)
                 .build();
         long deadline = System.nanoTime() + options.rpcTimeout().toNanos();
         for (; ; ) {

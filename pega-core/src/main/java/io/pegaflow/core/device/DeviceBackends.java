@@ -21,30 +21,33 @@ public final class DeviceBackends {
     private DeviceBackends() {}
 
     /**
+     * Creates the backend for {@code mode}.
+     *
      * @param mode auto, cuda or host
      * @param devices CUDA ordinals to use, empty for all
      * @param poolRegions pinned pool regions the cuda backend registers with the driver
      */
     public static DeviceBackend select(String mode, int[] devices, List<MemoryRegionInfo> poolRegions) {
-        switch (mode) {
-            case "host":
-                return new HostDeviceBackend();
-            case "cuda":
+        return switch (mode) {
+            case "host" -> new HostDeviceBackend();
+            case "cuda" -> {
                 if (!cudaAvailable()) {
                     throw new IllegalStateException(
                             "pega.device.backend: cuda (expected: a machine with libcuda and at least one GPU)");
                 }
-                return createCuda(devices, poolRegions);
-            case "auto":
+                yield createCuda(devices, poolRegions);
+            }
+            case "auto" -> {
                 if (cudaAvailable()) {
                     LOG.info("device backend: cuda (libcuda and a GPU found)");
-                    return createCuda(devices, poolRegions);
+                    yield createCuda(devices, poolRegions);
                 }
                 LOG.info("device backend: host (no GPU found)");
-                return new HostDeviceBackend();
-            default:
+                yield new HostDeviceBackend();
+            }
+            default ->
                 throw new IllegalArgumentException("pega.device.backend: " + mode + " (expected: auto, cuda or host)");
-        }
+        };
     }
 
     private static boolean cudaAvailable() {

@@ -36,7 +36,6 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
     private static final Logger LOG = LoggerFactory.getLogger(PegaEngine.class);
 
     private final EngineConfig config;
-    private final NanoClock clock;
     private final PinnedMemoryPool pool;
     private final DeviceBackend backend;
     private final EngineMetrics metrics = new EngineMetrics();
@@ -71,7 +70,6 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
             BackingTier backingTier,
             NanoClock clock) {
         this.config = config;
-        this.clock = clock;
         this.pool = pool;
         this.backend = backend;
         this.cache = new BlockCache(admission);

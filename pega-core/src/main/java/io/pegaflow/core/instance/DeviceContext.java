@@ -94,16 +94,17 @@ public final class DeviceContext implements AutoCloseable {
         return closed.get();
     }
 
-    /**
-     * Drains both lanes, then frees the copier and unmaps every layer. Idempotent.
-     *
-     * @return how many layer mappings were closed (0 on a repeated call)
-     */
+    /** Drains both lanes, then frees the copier and unmaps every layer. Idempotent. */
     @Override
     public void close() {
         closeAndCount();
     }
 
+    /**
+     * Does what {@link #close()} does and counts the mappings it released.
+     *
+     * @return how many layer mappings were closed (0 on a repeated call)
+     */
     public int closeAndCount() {
         if (!closed.compareAndSet(false, true)) {
             return 0;

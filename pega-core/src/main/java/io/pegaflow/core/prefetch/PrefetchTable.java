@@ -47,8 +47,11 @@ public final class PrefetchTable {
         }
 
         /** Releases everything now, or when the fetch completes if it is still running. */
+        @SuppressWarnings("FutureReturnValueIgnored")
         void discard() {
             prefix.forEach(SealedBlock::release);
+            // Fire-and-forget: nobody waits for a discarded task, and the fetch never completes exceptionally (the
+            // BackingTier contract), so the dependent stage has no failure to report.
             fetch.thenAccept(blocks -> blocks.forEach(SealedBlock::release));
         }
     }

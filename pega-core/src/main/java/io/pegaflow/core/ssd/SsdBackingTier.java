@@ -57,6 +57,7 @@ public final class SsdBackingTier implements BackingTier, PegaEngine.SealedBlock
         return "ssd";
     }
 
+    @SuppressWarnings("FutureReturnValueIgnored") // the budget-return stage below
     @Override
     public CompletableFuture<List<SealedBlock>> fetchPrefix(List<BlockKey> keys) {
         LongFunction<PinnedAllocation> target = allocator;
@@ -82,6 +83,8 @@ public final class SsdBackingTier implements BackingTier, PegaEngine.SealedBlock
             SsdStore.LOG.error("SSD prefetch failed to start", e);
             return CompletableFuture.completedFuture(List.of());
         }
+        // Fire-and-forget: the caller gets the read itself, which never completes exceptionally (the BackingTier
+        // contract), and this stage's own action cannot throw.
         read.whenComplete((blocks, error) -> reserved.addAndGet(-granted));
         return read;
     }

@@ -20,7 +20,7 @@ class PegaEngineLeaseTest {
     private static final int BLOCKS = 4;
     private static final int BLOCK_BYTES = (int) (4 * KIB);
     private static final long[] CONTENT = {11, 12, 13, 14};
-    private static final Duration TTL = Duration.ofSeconds(600);
+    private static final Duration TTL = Duration.ofMinutes(10);
 
     private final EngineHarness harness = new EngineHarness(16 * MIB);
     private final PegaEngine engine = harness.engine;
@@ -134,9 +134,10 @@ class PegaEngineLeaseTest {
         w.register();
         byte[] lease = savedAndLeased(w, 6);
 
-        harness.advance(Duration.ofSeconds(300));
+        Duration halfTtl = TTL.dividedBy(2);
+        harness.advance(halfTtl);
         assertThat(w.load(lease, ids(0, BLOCKS)).succeeded()).isTrue();
-        harness.advance(Duration.ofSeconds(301));
+        harness.advance(halfTtl.plusSeconds(1));
 
         assertUnknownLease(w.load(lease, ids(0, BLOCKS)));
     }

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.NavigableMap;
 import java.util.Random;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
@@ -40,7 +41,7 @@ class OffsetAllocatorPropertyTest {
         for (int step = 0; step < STEPS; step++) {
             boolean allocate = handles.isEmpty() || random.nextInt(100) < 55;
             if (allocate) {
-                long units = 1 + random.nextInt(maxRequest);
+                long units = 1L + random.nextInt(maxRequest);
                 int handle = allocator.allocate(units);
                 if (handle == OffsetAllocator.NO_SPACE) {
                     continue;
@@ -72,7 +73,7 @@ class OffsetAllocatorPropertyTest {
         assertThat(allocator.offsetUnits(whole)).isZero();
     }
 
-    private static void assertDisjointAndInside(TreeMap<Long, Long> live, long offset, long units, long capacity) {
+    private static void assertDisjointAndInside(NavigableMap<Long, Long> live, long offset, long units, long capacity) {
         assertThat(offset).isNotNegative();
         assertThat(offset + units).isLessThanOrEqualTo(capacity);
         Map.Entry<Long, Long> below = live.floorEntry(offset);

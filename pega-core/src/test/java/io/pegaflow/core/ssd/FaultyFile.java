@@ -3,6 +3,7 @@ package io.pegaflow.core.ssd;
 import java.nio.file.Path;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A real {@link DirectIoFile} with faults a drive or filesystem produces, switched on by tests: a failing errno, a
@@ -22,7 +23,7 @@ final class FaultyFile implements ShardFile {
     volatile Fault readFault = Fault.NONE;
     volatile CountDownLatch writeGate;
     volatile CountDownLatch readGate;
-    volatile int writes;
+    final AtomicInteger writes = new AtomicInteger();
 
     FaultyFile(Path path) {
         this.real = DirectIoFile.open(path);
@@ -46,7 +47,7 @@ final class FaultyFile implements ShardFile {
     @Override
     public long writev(long iovAddress, int iovCount, long fileOffset) {
         await(writeGate);
-        writes++;
+        writes.incrementAndGet();
         return switch (writeFault) {
             case NONE -> real.writev(iovAddress, iovCount, fileOffset);
             case EIO -> throw SsdIoException.ofErrno("pwritev", 5, path().toString());

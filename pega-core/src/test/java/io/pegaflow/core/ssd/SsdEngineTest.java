@@ -49,19 +49,15 @@ class SsdEngineTest {
     /** One instance's device memory: layers of BLOCKS blocks, in one shm object. */
     private final class Worker {
         final String instance;
-        final String namespace;
         final HostShm memory;
         final List<String> layers = new ArrayList<>();
         final long bytesPerBlock;
         final long stride;
-        final int segments;
         final long layerBytes;
 
         Worker(String instance, String namespace, int layerCount, long bytesPerBlock, int segments, long stride) {
             this.instance = instance;
-            this.namespace = namespace;
             this.bytesPerBlock = bytesPerBlock;
-            this.segments = segments;
             this.stride = stride;
             this.layerBytes = segments == 1 ? BLOCKS * bytesPerBlock : stride + BLOCKS * bytesPerBlock;
             this.memory = new HostShm("pega_ssdtest_", layerCount * layerBytes);

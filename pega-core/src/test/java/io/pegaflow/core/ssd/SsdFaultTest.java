@@ -125,7 +125,7 @@ class SsdFaultTest {
                 .isZero();
         assertThat(read(key(0))).isEmpty();
         assertShard1Serves(before);
-        assertThat(files.get(0).writes)
+        assertThat(files.get(0).writes.get())
                 .as("superblock, key 0, failed key 2, and nothing after")
                 .isEqualTo(3);
     }

@@ -80,8 +80,8 @@ public final class BlockOwnerIndex {
         String url = record.session().url();
         for (int i = 0; i < current.length; i++) {
             OwnerRecord existing = current[i];
-            if (existing == record) {
-                return current; // the same hash twice in one request
+            if (existing.equals(record)) {
+                return current; // the same hash twice in one request: the record is already there
             }
             if (existing.session().url().equals(url)) {
                 if (existing.session() != record.session()) {

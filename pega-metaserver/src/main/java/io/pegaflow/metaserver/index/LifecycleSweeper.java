@@ -50,6 +50,7 @@ public final class LifecycleSweeper implements SmartLifecycle {
         return stats;
     }
 
+    @SuppressWarnings("FutureReturnValueIgnored") // the periodic tasks' futures, see below
     @Override
     public synchronized void start() {
         if (executor != null) {
@@ -60,6 +61,8 @@ public final class LifecycleSweeper implements SmartLifecycle {
             thread.setDaemon(true);
             return thread;
         });
+        // The futures are not kept: guarded() logs the tasks' failures, and the tasks stop with the executor (stop()
+        // shuts it down), not by cancelling the futures.
         scheduler.scheduleWithFixedDelay(
                 () -> guarded("sweep", this::sweepOnce), 0, sweepIntervalMs, TimeUnit.MILLISECONDS);
         if (refreshIntervalMs > 0) {

@@ -35,8 +35,8 @@ class NodesController {
             List<FenceView> fencedSessions) {}
 
     /**
-     * One address. {@code state} is {@code live} (blocks visible), {@code stale} (hidden, may revive or be taken
-     * over) or {@code expired} (to be swept).
+     * One address. {@code state} is "live" (blocks visible), "stale" (hidden, may revive or be taken over) or
+     * "expired" (to be swept).
      */
     record NodeView(
             String node,

@@ -20,6 +20,7 @@ import io.pegaflow.proto.MetaServerGrpc.MetaServerBlockingStub;
 import io.pegaflow.proto.QueryPrefixBlocksRequest;
 import io.pegaflow.proto.RemoveBlockHashesResponse;
 import java.nio.file.Path;
+import java.util.Locale;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -105,7 +106,7 @@ class MetaServerValidationTest {
         String simple = id.toString().replace("-", "");
         stub.heartbeatNode(HeartbeatNodeRequest.newBuilder()
                 .setNode(NODE)
-                .setNodeId(simple.toUpperCase())
+                .setNodeId(simple.toUpperCase(Locale.ROOT))
                 .build());
         stub.heartbeatNode(HeartbeatNodeRequest.newBuilder()
                 .setNode(NODE)

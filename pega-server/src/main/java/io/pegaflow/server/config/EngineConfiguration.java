@@ -126,11 +126,14 @@ public class EngineConfiguration {
     }
 
     /** The timer behind lease sweeps and in-flight GC. */
+    @SuppressWarnings("FutureReturnValueIgnored") // the periodic task's future, see below
     @Bean(destroyMethod = "shutdownNow")
     ScheduledExecutorService pegaMaintenance(PegaEngine engine, EngineConfig config) {
         ScheduledExecutorService timer =
                 Executors.newSingleThreadScheduledExecutor(new io.pegaflow.core.engine.NamedThreadFactory("pega-gc"));
         long periodMs = config.maintenanceInterval().toMillis();
+        // The future is not kept: the task logs its own failures, and it stops with the executor (shutdownNow), not
+        // by cancelling the future.
         timer.scheduleWithFixedDelay(
                 () -> {
                     try {

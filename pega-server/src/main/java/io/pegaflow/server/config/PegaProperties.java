@@ -40,6 +40,8 @@ public record PegaProperties(
         @Valid @NotNull @DefaultValue Admin admin) {
 
     /**
+     * The pinned host-memory pool ({@code pega.pool.*}).
+     *
      * @param size pool capacity ({@code --pool-size}); the reference defaults to 30 GB, we default to 2 GB so a fresh
      *     machine starts; size production pools in {@code config/application-production.yml}
      * @param shards independent allocator shards ({@code --pool-shards})
@@ -57,6 +59,8 @@ public record PegaProperties(
             @Min(0) @DefaultValue("0") int pretouchThreads) {}
 
     /**
+     * Device backend selection ({@code pega.device.*}).
+     *
      * @param backend {@code auto} (cuda when a GPU is present, else host), {@code cuda} or {@code host}
      * @param devices CUDA ordinals to serve ({@code --devices}); empty means all
      */
@@ -66,15 +70,25 @@ public record PegaProperties(
 
             @NotNull @DefaultValue List<Integer> devices) {}
 
-    /** @param admission {@code lru} (reference default) or {@code tinylfu} ({@code --enable-lfu-admission}) */
+    /**
+     * RAM index policy ({@code pega.cache.*}).
+     *
+     * @param admission {@code lru} (reference default) or {@code tinylfu} ({@code --enable-lfu-admission})
+     */
     public record Cache(
             @NotNull @Pattern(regexp = "lru|tinylfu", message = "must be lru or tinylfu") @DefaultValue("lru")
             String admission) {}
 
-    /** @param ttl lifetime of a query lease from creation (reference: 600 s) */
+    /**
+     * Query lease lifetime ({@code pega.lease.*}).
+     *
+     * @param ttl lifetime of a query lease from creation (reference: 600 s)
+     */
     public record Lease(@NotNull @DefaultValue("600s") Duration ttl) {}
 
     /**
+     * Security of mutating operations ({@code pega.admin.*}).
+     *
      * @param token bearer token for mutating HTTP endpoints and the Shutdown RPC when called from another host;
      *     callers on loopback need none. Empty: remote mutating calls are refused.
      */

@@ -192,7 +192,7 @@ class AdminAccessTest {
                 .isTrue();
         assertThat(server.process().exitValue()).isZero();
         assertThat(server.logText()).contains("Shutdown RPC received");
-        assertThatThrownBy(() -> new Socket("127.0.0.1", server.grpcPort()).close())
+        assertThatThrownBy(() -> new Socket(InetAddress.getLoopbackAddress(), server.grpcPort()).close())
                 .isInstanceOf(ConnectException.class);
     }
 

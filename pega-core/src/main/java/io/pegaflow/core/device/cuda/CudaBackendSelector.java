@@ -21,28 +21,28 @@ public final class CudaBackendSelector {
     private CudaBackendSelector() {}
 
     /**
+     * Resolves {@code mode} to the backend this machine runs.
+     *
      * @param mode {@code auto}, {@code cuda} or {@code host} (case-insensitive; null or blank means auto)
      * @throws IllegalArgumentException for another mode, or {@code cuda} on a machine without a usable driver
      */
     public static Choice choose(String mode) {
         String m = mode == null || mode.isBlank() ? "auto" : mode.trim().toLowerCase(Locale.ROOT);
-        switch (m) {
-            case "host":
-                return Choice.HOST;
-            case "auto":
-                return CudaDeviceBackend.isAvailable() ? Choice.CUDA : Choice.HOST;
-            case "cuda": {
+        return switch (m) {
+            case "host" -> Choice.HOST;
+            case "auto" -> CudaDeviceBackend.isAvailable() ? Choice.CUDA : Choice.HOST;
+            case "cuda" -> {
                 Cuda.Availability a = Cuda.probe();
                 if (!a.usable()) {
                     throw new IllegalArgumentException("pega.device.backend=cuda but CUDA is not usable here: "
                             + (a.reason().isEmpty() ? "no device" : a.reason()));
                 }
-                return Choice.CUDA;
+                yield Choice.CUDA;
             }
-            default:
+            default ->
                 throw new IllegalArgumentException(
                         "pega.device.backend must be auto, cuda or host, got '" + mode + "'");
-        }
+        };
     }
 
     /** Why {@code auto} would pick host: the driver probe's reason, or empty when CUDA is usable. */

@@ -270,8 +270,8 @@ public final class CudaIpcWrapperUnpickler {
                     case BININT2 -> push((long) (u8() | (u8() << 8)));
                     case BININT -> push((long) s32());
                     case LONG1 -> push(long1());
-                    case NEWTRUE -> push(Boolean.TRUE);
-                    case NEWFALSE -> push(Boolean.FALSE);
+                    case NEWTRUE -> push(true);
+                    case NEWFALSE -> push(false);
                     case NONE -> push(PyNone.NONE);
                     case SHORT_BINUNICODE -> push(utf8(u8()));
                     case BINUNICODE -> push(utf8(u32()));

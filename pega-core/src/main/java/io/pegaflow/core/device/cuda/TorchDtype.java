@@ -38,20 +38,25 @@ public enum TorchDtype {
     static {
         for (TorchDtype d : values()) {
             BY_NAME.put(d.torchName, d);
-            for (String alias : d.aliases) {
-                BY_NAME.put(alias, d);
+            if (d.alias != null) {
+                BY_NAME.put(d.alias, d);
             }
         }
     }
 
     private final String torchName;
     private final int elementSize;
-    private final String[] aliases;
+    /** The other name torch gives this dtype ({@code torch.double} for {@code torch.float64}), or null. */
+    private final String alias;
 
-    TorchDtype(String torchName, int elementSize, String... aliases) {
+    TorchDtype(String torchName, int elementSize) {
+        this(torchName, elementSize, null);
+    }
+
+    TorchDtype(String torchName, int elementSize, String alias) {
         this.torchName = torchName;
         this.elementSize = elementSize;
-        this.aliases = aliases;
+        this.alias = alias;
     }
 
     /** The attribute name in module {@code torch}, e.g. {@code bfloat16}. */
