@@ -1,6 +1,7 @@
 package io.pegaflow.core.ssd;
 
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -10,6 +11,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  * short transfer, or a stall until released.
  */
 final class FaultyFile implements ShardFile {
+    /** Opens a store on fault-injecting shard files, collecting them in {@code files} in shard order. */
+    static SsdStore openStore(SsdConfig config, List<FaultyFile> files) {
+        return SsdStore.open(config, p -> {
+            FaultyFile f = new FaultyFile(p);
+            files.add(f);
+            return f;
+        });
+    }
+
     enum Fault {
         NONE,
         EIO,

@@ -129,13 +129,7 @@ class SsdEngineTest {
 
     private void start(int maxPrefetchBlocks, boolean faulty) {
         SsdConfig config = SsdConfig.of(List.of(dir.resolve("ssd-0.dat"), dir.resolve("ssd-1.dat")), 8 * MIB);
-        store = faulty
-                ? SsdStore.open(config, p -> {
-                    FaultyFile f = new FaultyFile(p);
-                    files.add(f);
-                    return f;
-                })
-                : SsdStore.open(config);
+        store = faulty ? FaultyFile.openStore(config, files) : SsdStore.open(config);
         tier = new SsdBackingTier(store, maxPrefetchBlocks);
         PinnedMemoryPool pool = PinnedMemoryPool.create(PoolConfig.of(4 * MIB));
         EngineConfig engineConfig = new EngineConfig(

@@ -44,11 +44,7 @@ class SsdFaultTest {
     void open() {
         fx = new SsdFixtures(8 * MIB);
         List<Path> paths = List.of(dir.resolve("shard-0.dat"), dir.resolve("shard-1.dat"));
-        store = SsdStore.open(SsdConfig.of(paths, 2 * MIB), p -> {
-            FaultyFile f = new FaultyFile(p);
-            files.add(f);
-            return f;
-        });
+        store = FaultyFile.openStore(SsdConfig.of(paths, 2 * MIB), files);
     }
 
     @AfterEach

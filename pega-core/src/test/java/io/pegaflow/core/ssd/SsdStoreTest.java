@@ -345,11 +345,7 @@ class SsdStoreTest {
     void shouldSkipABlockFreedWhileItWaitedInTheQueue() {
         Path path = dir.resolve("shard-0.dat");
         List<FaultyFile> files = new ArrayList<>();
-        SsdStore store = SsdStore.open(SsdConfig.of(List.of(path), MIB).withQueues(4, 2, 1, 4), p -> {
-            FaultyFile f = new FaultyFile(p);
-            files.add(f);
-            return f;
-        });
+        SsdStore store = FaultyFile.openStore(SsdConfig.of(List.of(path), MIB).withQueues(4, 2, 1, 4), files);
         stores.add(store);
         CountDownLatch gate = new CountDownLatch(1);
         files.get(0).writeGate = gate;
@@ -378,11 +374,7 @@ class SsdStoreTest {
     void shouldDropBatchesWhenTheWriteQueueIsFull() {
         Path path = dir.resolve("shard-0.dat");
         List<FaultyFile> files = new ArrayList<>();
-        SsdStore store = SsdStore.open(SsdConfig.of(List.of(path), MIB).withQueues(1, 1, 1, 1), p -> {
-            FaultyFile f = new FaultyFile(p);
-            files.add(f);
-            return f;
-        });
+        SsdStore store = FaultyFile.openStore(SsdConfig.of(List.of(path), MIB).withQueues(1, 1, 1, 1), files);
         stores.add(store);
         CountDownLatch gate = new CountDownLatch(1);
         files.get(0).writeGate = gate;
