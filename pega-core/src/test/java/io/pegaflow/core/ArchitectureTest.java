@@ -1,6 +1,8 @@
 package io.pegaflow.core;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -11,7 +13,14 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** The engine is plain Java: no framework, transport or metrics library reaches into it (STYLE §6.2, §6.4). */
+/**
+ * The engine is plain Java: no framework, transport or metrics library reaches into it (STYLE §6.2, §6.4), and its
+ * feature packages form a one-way stack (docs/decisions/0005-core-redesign.md):
+ *
+ * <pre>
+ *   engine, ssd  →  tier  →  lease, cache, instance, load  →  device, block  →  memory, metrics  →  error, agent
+ * </pre>
+ */
 @Timeout(60)
 class ArchitectureTest {
     /** Only this module's main classes: DO_NOT_INCLUDE_JARS leaves out every dependency, test classes are excluded. */
@@ -78,5 +87,56 @@ class ArchitectureTest {
                 .dependOnClassesThat()
                 .resideInAnyPackage("io.micrometer..")
                 .check(core);
+    }
+
+    @Test
+    void shouldKeepFeaturePackagesFreeOfCycles() {
+        slices().matching("io.pegaflow.core.(*)..").should().beFreeOfCycles().check(core);
+    }
+
+    @Test
+    void shouldLayerFeaturePackagesOneWay() {
+        layeredArchitecture()
+                .consideringOnlyDependenciesInLayers()
+                .layer("facade")
+                .definedBy("io.pegaflow.core.engine..", "io.pegaflow.core.ssd..")
+                .layer("tier")
+                .definedBy("io.pegaflow.core.tier..")
+                .layer("state")
+                .definedBy(
+                        "io.pegaflow.core.lease..",
+                        "io.pegaflow.core.cache..",
+                        "io.pegaflow.core.instance..",
+                        "io.pegaflow.core.load..")
+                .layer("model")
+                .definedBy("io.pegaflow.core.device..", "io.pegaflow.core.block..")
+                .layer("memory")
+                .definedBy("io.pegaflow.core.memory..", "io.pegaflow.core.metrics..")
+                .layer("ground")
+                .definedBy("io.pegaflow.core.error..", "io.pegaflow.core.agent..")
+                .whereLayer("facade")
+                .mayNotBeAccessedByAnyLayer()
+                .whereLayer("tier")
+                .mayOnlyBeAccessedByLayers("facade")
+                .whereLayer("state")
+                .mayOnlyBeAccessedByLayers("facade", "tier")
+                .whereLayer("model")
+                .mayOnlyBeAccessedByLayers("facade", "tier", "state")
+                .whereLayer("memory")
+                .mayOnlyBeAccessedByLayers("facade", "tier", "state", "model")
+                .check(core);
+    }
+
+    @Test
+    void shouldDetectAnUpwardDependency() {
+        // The layer rule must be able to fail: the facade does depend on the state packages.
+        assertThatThrownBy(() -> noClasses()
+                        .that()
+                        .resideInAPackage("io.pegaflow.core.engine..")
+                        .should()
+                        .dependOnClassesThat()
+                        .resideInAnyPackage("io.pegaflow.core.lease..")
+                        .check(core))
+                .isInstanceOf(AssertionError.class);
     }
 }

@@ -1,6 +1,8 @@
 package io.pegaflow.server;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -65,6 +67,29 @@ class ArchitectureTest {
                 .should()
                 .dependOnClassesThat()
                 .resideInAPackage("io.pegaflow.core.memory..")
+                .check(server);
+    }
+
+    @Test
+    void shouldKeepPackagesFreeOfCycles() {
+        slices().matching("io.pegaflow.server.(*)..").should().beFreeOfCycles().check(server);
+    }
+
+    @Test
+    void shouldLayerEdgeOverFeaturesOverConfiguration() {
+        layeredArchitecture()
+                .consideringOnlyDependenciesInLayers()
+                .layer("edge")
+                .definedBy("io.pegaflow.server.grpc..", "io.pegaflow.server.web..")
+                .layer("feature")
+                .definedBy(
+                        "io.pegaflow.server.metaserver..", "io.pegaflow.server.ssd..", "io.pegaflow.server.metrics..")
+                .layer("config")
+                .definedBy("io.pegaflow.server.config..")
+                .whereLayer("edge")
+                .mayNotBeAccessedByAnyLayer()
+                .whereLayer("feature")
+                .mayOnlyBeAccessedByLayers("edge", "feature")
                 .check(server);
     }
 }

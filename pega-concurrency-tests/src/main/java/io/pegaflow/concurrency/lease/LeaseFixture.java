@@ -2,7 +2,7 @@ package io.pegaflow.concurrency.lease;
 
 import io.pegaflow.concurrency.WitnessedBlock;
 import io.pegaflow.core.block.SealedBlock;
-import io.pegaflow.core.engine.EngineException;
+import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.lease.LeaseId;
 import io.pegaflow.core.lease.LeaseTable;
 

@@ -18,7 +18,7 @@ public interface DeviceBackend extends AutoCloseable {
     /**
      * Maps the memory that {@code wrapperBytes} describes on device {@code deviceId}.
      *
-     * @throws io.pegaflow.core.engine.EngineException INVALID_ARGUMENT for a descriptor this backend does not accept
+     * @throws io.pegaflow.core.error.EngineException INVALID_ARGUMENT for a descriptor this backend does not accept
      *     (a hostile path, a range past the end, a pickle on a host-only server), INTERNAL when mapping fails
      */
     LayerMemory openLayer(int deviceId, byte[] wrapperBytes);

@@ -6,7 +6,7 @@ package io.pegaflow.core.device;
  * (a CUDA stream, a bound context) without locking.
  *
  * <p>Both calls return only after every byte of the plan has landed; a failure throws
- * {@link io.pegaflow.core.engine.EngineException} (INTERNAL, {@code "storage error: ..."}).
+ * {@link io.pegaflow.core.error.EngineException} (INTERNAL, {@code "storage error: ..."}).
  */
 public interface DeviceCopier extends AutoCloseable {
 

@@ -1,5 +1,6 @@
 package io.pegaflow.core.engine;
 
+import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.instance.Instance;
 import java.util.ArrayList;
 import java.util.List;

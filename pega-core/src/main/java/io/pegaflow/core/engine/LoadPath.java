@@ -1,8 +1,10 @@
 package io.pegaflow.core.engine;
 
+import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.block.SealedBlock;
 import io.pegaflow.core.block.SlotData;
 import io.pegaflow.core.device.CopyPlan;
+import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.instance.DeviceContext;
 import io.pegaflow.core.instance.Instance;
 import io.pegaflow.core.instance.LayerRegistration;

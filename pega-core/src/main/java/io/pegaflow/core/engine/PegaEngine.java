@@ -1,18 +1,21 @@
 package io.pegaflow.core.engine;
 
+import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.SealedBlock;
 import io.pegaflow.core.cache.AdmissionPolicy;
 import io.pegaflow.core.cache.BlockCache;
 import io.pegaflow.core.cache.EvictedBlocks;
 import io.pegaflow.core.device.DeviceBackend;
+import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.instance.DeviceContext;
 import io.pegaflow.core.instance.Instance;
 import io.pegaflow.core.lease.LeaseTable;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.metrics.EngineMetrics;
-import io.pegaflow.core.prefetch.BackingTier;
-import io.pegaflow.core.prefetch.PrefetchTable;
+import io.pegaflow.core.tier.BackingTier;
+import io.pegaflow.core.tier.PrefetchTable;
+import io.pegaflow.core.tier.SealedBlockSpill;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
@@ -53,14 +56,6 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile BlockIndexListener indexListener = BlockIndexListener.NONE;
     private volatile SealedBlockSpill spill = SealedBlockSpill.NONE;
-
-    /** Offered every block that entered the RAM index (the SSD tier copies it out); must only enqueue. */
-    public interface SealedBlockSpill {
-        /** The spill takes its own references with {@link SealedBlock#tryRetain()} if it keeps a block. */
-        void offer(List<BlockKey> keys, List<SealedBlock> blocks);
-
-        SealedBlockSpill NONE = (keys, blocks) -> {};
-    }
 
     public PegaEngine(
             EngineConfig config,

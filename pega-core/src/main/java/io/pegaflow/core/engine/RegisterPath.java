@@ -3,6 +3,7 @@ package io.pegaflow.core.engine;
 import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.device.DeviceCopier;
 import io.pegaflow.core.device.LayerMemory;
+import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.instance.DeviceContext;
 import io.pegaflow.core.instance.Instance;
 import io.pegaflow.core.instance.LayerRegistration;

@@ -1,9 +1,12 @@
 package io.pegaflow.core.engine;
 
+import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.block.BlockKey;
+import io.pegaflow.core.block.BlockKeyTable;
 import io.pegaflow.core.block.SlotData;
 import io.pegaflow.core.cache.BlockCache;
 import io.pegaflow.core.device.CopyPlan;
+import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.instance.DeviceContext;
 import io.pegaflow.core.instance.Instance;
 import io.pegaflow.core.instance.LayerRegistration;
@@ -177,7 +180,7 @@ final class SavePath {
             List<LayerWork> work) {
         boolean sharedOrder = sameHashOrder(saves) && sameBlockCount(layers);
         int scanned = sharedOrder ? Math.min(1, saves.size()) : saves.size();
-        KeyTable union = new KeyTable(scanned == 0 ? 0 : saves.get(0).blockIds().length);
+        BlockKeyTable union = new BlockKeyTable(scanned == 0 ? 0 : saves.get(0).blockIds().length);
         int[][] pairKeys = new int[scanned][];
         for (int l = 0; l < scanned; l++) {
             LayerSave s = saves.get(l);
@@ -249,72 +252,6 @@ final class SavePath {
             sharedCount = count;
         }
         return keys;
-    }
-
-    /**
-     * Insertion-ordered set of keys with int indices: open addressing over {@code int[]} (index + 1, 0 = empty),
-     * linear probing, load factor at most 1/2. A lookup by (namespace, bytes) builds a {@link BlockKey} only for a key
-     * it has not seen.
-     */
-    private static final class KeyTable {
-        private BlockKey[] keys;
-        private int[] slots;
-        private int size;
-
-        KeyTable(int expected) {
-            keys = new BlockKey[Math.max(4, expected)];
-            slots = new int[tableSizeFor(Math.max(4, expected))];
-        }
-
-        private static int tableSizeFor(int entries) {
-            return Integer.highestOneBit(Math.max(8, entries * 2 - 1)) << 1;
-        }
-
-        /** The index of ({@code namespace}, {@code hash}), added at the end if new. */
-        int intern(String namespace, byte[] hash) {
-            int h = BlockKey.hashOf(namespace, hash);
-            int mask = slots.length - 1;
-            int at = h & mask;
-            for (int s; (s = slots[at]) != 0; at = (at + 1) & mask) {
-                if (keys[s - 1].matches(namespace, hash, h)) {
-                    return s - 1;
-                }
-            }
-            if (size == keys.length) {
-                keys = Arrays.copyOf(keys, size * 2);
-            }
-            keys[size] = new BlockKey(namespace, hash);
-            slots[at] = ++size;
-            if (size * 2 > slots.length) {
-                rehash();
-            }
-            return size - 1;
-        }
-
-        private void rehash() {
-            int[] bigger = new int[slots.length * 2];
-            int mask = bigger.length - 1;
-            for (int i = 0; i < size; i++) {
-                int at = keys[i].hashCode() & mask;
-                while (bigger[at] != 0) {
-                    at = (at + 1) & mask;
-                }
-                bigger[at] = i + 1;
-            }
-            slots = bigger;
-        }
-
-        int size() {
-            return size;
-        }
-
-        BlockKey key(int index) {
-            return keys[index];
-        }
-
-        List<BlockKey> keyList() {
-            return Arrays.asList(keys).subList(0, size);
-        }
     }
 
     private static boolean sameBlockCount(List<LayerRegistration> layers) {

@@ -1,5 +1,7 @@
 package io.pegaflow.core.engine;
 
+import io.pegaflow.core.agent.NamedThreadFactory;
+import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.SealedBlock;
 import io.pegaflow.core.block.SlotData;

@@ -1,7 +1,7 @@
 package io.pegaflow.core.instance;
 
+import io.pegaflow.core.agent.NamedThreadFactory;
 import io.pegaflow.core.device.DeviceCopier;
-import io.pegaflow.core.engine.NamedThreadFactory;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;

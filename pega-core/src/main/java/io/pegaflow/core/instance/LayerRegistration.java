@@ -1,7 +1,7 @@
 package io.pegaflow.core.instance;
 
 import io.pegaflow.core.device.LayerMemory;
-import io.pegaflow.core.engine.EngineException;
+import io.pegaflow.core.error.EngineException;
 
 /**
  * One layer tensor registered on one device, with the layout values of spec/engine-api.md §3.1:

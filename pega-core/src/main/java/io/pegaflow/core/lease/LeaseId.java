@@ -1,6 +1,6 @@
 package io.pegaflow.core.lease;
 
-import io.pegaflow.core.engine.EngineException;
+import io.pegaflow.core.error.EngineException;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
 

@@ -1,8 +1,8 @@
 package io.pegaflow.core.lease;
 
+import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.block.SealedBlock;
-import io.pegaflow.core.engine.EngineException;
-import io.pegaflow.core.engine.NanoClock;
+import io.pegaflow.core.error.EngineException;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;

@@ -1,6 +1,6 @@
 package io.pegaflow.core.load;
 
-import io.pegaflow.core.engine.EngineException;
+import io.pegaflow.core.error.EngineException;
 import io.pegaflow.sys.LibC;
 import io.pegaflow.sys.NativeException;
 import io.pegaflow.sys.OffHeap;

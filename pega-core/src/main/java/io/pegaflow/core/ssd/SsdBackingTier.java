@@ -2,9 +2,9 @@ package io.pegaflow.core.ssd;
 
 import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.SealedBlock;
-import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.core.memory.PinnedAllocation;
-import io.pegaflow.core.prefetch.BackingTier;
+import io.pegaflow.core.tier.BackingTier;
+import io.pegaflow.core.tier.SealedBlockSpill;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
@@ -14,7 +14,7 @@ import java.util.function.LongFunction;
  * The SSD store as the engine's backing tier and spill target.
  *
  * <ul>
- *   <li>As {@link PegaEngine.SealedBlockSpill}: every block the sealing worker inserts into the RAM cache is offered
+ *   <li>As {@link SealedBlockSpill}: every block the sealing worker inserts into the RAM cache is offered
  *       to the store's write queue (write-behind, no reference held while queued).
  *   <li>As {@link BackingTier}: a query's RAM-miss suffix is fetched from SSD, bounded by {@code max-prefetch-blocks}
  *       (spec/storage.md §5): of the {@code found} readable blocks, at most {@code max - reserved} are read; the rest
@@ -24,7 +24,7 @@ import java.util.function.LongFunction;
  * <p>Fetched blocks land in pool memory from the allocator bound with {@link #bindAllocator} (the engine's
  * allocate-with-eviction); until one is bound every fetch answers empty. Thread-safe.
  */
-public final class SsdBackingTier implements BackingTier, PegaEngine.SealedBlockSpill {
+public final class SsdBackingTier implements BackingTier, SealedBlockSpill {
     /** The reference server's default ({@code --max-prefetch-blocks}). */
     public static final int DEFAULT_MAX_PREFETCH_BLOCKS = 800;
 

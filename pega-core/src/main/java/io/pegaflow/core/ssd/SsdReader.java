@@ -1,7 +1,7 @@
 package io.pegaflow.core.ssd;
 
+import io.pegaflow.core.agent.NamedThreadFactory;
 import io.pegaflow.core.block.SealedBlock;
-import io.pegaflow.core.engine.NamedThreadFactory;
 import io.pegaflow.core.memory.PinnedAllocation;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,9 +1,9 @@
 package io.pegaflow.core.ssd;
 
+import io.pegaflow.core.agent.NamedThreadFactory;
 import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.SealedBlock;
 import io.pegaflow.core.block.SlotData;
-import io.pegaflow.core.engine.NamedThreadFactory;
 import io.pegaflow.sys.OffHeap;
 import java.util.ArrayList;
 import java.util.List;

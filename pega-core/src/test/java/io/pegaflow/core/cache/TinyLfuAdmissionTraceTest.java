@@ -2,11 +2,11 @@ package io.pegaflow.core.cache;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.device.host.HostDeviceBackend;
 import io.pegaflow.core.engine.EngineConfig;
 import io.pegaflow.core.engine.LayerSave;
-import io.pegaflow.core.engine.NanoClock;
 import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.core.engine.QueryOutcome;
 import io.pegaflow.core.engine.RegisterCommand;

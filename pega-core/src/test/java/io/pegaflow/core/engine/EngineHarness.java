@@ -3,8 +3,10 @@ package io.pegaflow.core.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.cache.AdmissionPolicy;
 import io.pegaflow.core.device.host.HostDeviceBackend;
+import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
 import java.nio.ByteBuffer;

@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pegaflow.core.engine.EngineHarness.LoadOutcome;
 import io.pegaflow.core.engine.EngineHarness.Worker;
+import io.pegaflow.core.error.EngineException;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pegaflow.core.device.LayerMemory;
-import io.pegaflow.core.engine.EngineException;
+import io.pegaflow.core.error.EngineException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 

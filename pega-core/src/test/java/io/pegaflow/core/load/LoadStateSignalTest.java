@@ -3,7 +3,7 @@ package io.pegaflow.core.load;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.pegaflow.core.engine.EngineException;
+import io.pegaflow.core.error.EngineException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

@@ -4,12 +4,12 @@ import static io.pegaflow.core.ssd.SsdFixtures.MIB;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.cache.AdmissionPolicy;
 import io.pegaflow.core.device.host.HostDeviceBackend;
 import io.pegaflow.core.engine.EngineConfig;
 import io.pegaflow.core.engine.LayerSave;
 import io.pegaflow.core.engine.LeaseLoad;
-import io.pegaflow.core.engine.NanoClock;
 import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.core.engine.QueryOutcome;
 import io.pegaflow.core.engine.RegisterCommand;

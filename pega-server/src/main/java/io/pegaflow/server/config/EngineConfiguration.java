@@ -1,16 +1,16 @@
 package io.pegaflow.server.config;
 
+import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.cache.AdmissionPolicy;
 import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.device.DeviceBackends;
 import io.pegaflow.core.device.cuda.CudaTopology;
 import io.pegaflow.core.engine.BlockIndexListener;
 import io.pegaflow.core.engine.EngineConfig;
-import io.pegaflow.core.engine.NanoClock;
 import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
-import io.pegaflow.core.prefetch.BackingTier;
+import io.pegaflow.core.tier.BackingTier;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -130,7 +130,7 @@ public class EngineConfiguration {
     @Bean(destroyMethod = "shutdownNow")
     ScheduledExecutorService pegaMaintenance(PegaEngine engine, EngineConfig config) {
         ScheduledExecutorService timer =
-                Executors.newSingleThreadScheduledExecutor(new io.pegaflow.core.engine.NamedThreadFactory("pega-gc"));
+                Executors.newSingleThreadScheduledExecutor(new io.pegaflow.core.agent.NamedThreadFactory("pega-gc"));
         long periodMs = config.maintenanceInterval().toMillis();
         // The future is not kept: the task logs its own failures, and it stops with the executor (shutdownNow), not
         // by cancelling the future.

@@ -52,7 +52,7 @@ public class EngineGrpcService extends EngineGrpc.EngineImplBase {
             reply = body.get();
         } catch (RuntimeException e) {
             metrics.record(method, GrpcErrors.statusLabel(e), System.nanoTime() - started);
-            if (!(e instanceof io.pegaflow.core.engine.EngineException)) {
+            if (!(e instanceof io.pegaflow.core.error.EngineException)) {
                 LOG.error("{} failed unexpectedly", method, e);
             }
             out.onError(GrpcErrors.toStatus(e));
@@ -162,21 +162,21 @@ public class EngineGrpcService extends EngineGrpc.EngineImplBase {
     public void queryBlocksForTransfer(
             QueryBlocksForTransferRequest r, StreamObserver<QueryBlocksForTransferResponse> out) {
         unary("query_blocks_for_transfer", out, () -> {
-            throw io.pegaflow.core.engine.EngineException.failedPrecondition(RDMA_OFF);
+            throw io.pegaflow.core.error.EngineException.failedPrecondition(RDMA_OFF);
         });
     }
 
     @Override
     public void releaseTransferLock(ReleaseTransferLockRequest r, StreamObserver<ReleaseTransferLockResponse> out) {
         unary("release_transfer_lock", out, () -> {
-            throw io.pegaflow.core.engine.EngineException.failedPrecondition(RDMA_OFF);
+            throw io.pegaflow.core.error.EngineException.failedPrecondition(RDMA_OFF);
         });
     }
 
     @Override
     public void rdmaHandshake(RdmaHandshakeRequest r, StreamObserver<RdmaHandshakeResponse> out) {
         unary("rdma_handshake", out, () -> {
-            throw io.pegaflow.core.engine.EngineException.failedPrecondition(RDMA_OFF);
+            throw io.pegaflow.core.error.EngineException.failedPrecondition(RDMA_OFF);
         });
     }
 

@@ -2,7 +2,7 @@ package io.pegaflow.server.grpc;
 
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.pegaflow.core.engine.EngineException;
+import io.pegaflow.core.error.EngineException;
 import io.pegaflow.sys.NativeException;
 
 /**

@@ -4,9 +4,9 @@ import static io.pegaflow.testkit.ReferenceHarness.blockIds;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.ByteString;
-import io.pegaflow.core.prefetch.BackingTier;
 import io.pegaflow.core.ssd.SsdBackingTier;
 import io.pegaflow.core.ssd.SsdStore;
+import io.pegaflow.core.tier.BackingTier;
 import io.pegaflow.proto.QueryReady;
 import io.pegaflow.testkit.BlockPattern;
 import io.pegaflow.testkit.ChildJvm;

@@ -2,7 +2,7 @@ package io.pegaflow.core.device.cuda;
 
 import io.pegaflow.core.device.CopyPlan;
 import io.pegaflow.core.device.DeviceCopier;
-import io.pegaflow.core.engine.EngineException;
+import io.pegaflow.core.error.EngineException;
 import io.pegaflow.sys.cuda.Cuda;
 import io.pegaflow.sys.cuda.CudaException;
 import java.util.concurrent.locks.Lock;

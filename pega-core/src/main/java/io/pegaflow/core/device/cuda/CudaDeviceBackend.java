@@ -3,7 +3,7 @@ package io.pegaflow.core.device.cuda;
 import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.device.DeviceCopier;
 import io.pegaflow.core.device.LayerMemory;
-import io.pegaflow.core.engine.EngineException;
+import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.memory.MemoryRegionInfo;
 import io.pegaflow.sys.cuda.Cuda;
 import io.pegaflow.sys.cuda.CudaException;

@@ -1,6 +1,6 @@
 package io.pegaflow.core.device.host;
 
-import io.pegaflow.core.engine.EngineException;
+import io.pegaflow.core.error.EngineException;
 import java.nio.charset.StandardCharsets;
 import java.util.regex.Pattern;
 

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.pegaflow.core.device.CopyPlan;
 import io.pegaflow.core.device.DeviceCopier;
 import io.pegaflow.core.device.LayerMemory;
-import io.pegaflow.core.engine.EngineException;
+import io.pegaflow.core.error.EngineException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.HashSet;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pegaflow.core.device.LayerMemory;
-import io.pegaflow.core.engine.EngineException;
+import io.pegaflow.core.error.EngineException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

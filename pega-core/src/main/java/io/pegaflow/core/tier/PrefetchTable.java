@@ -1,10 +1,10 @@
-package io.pegaflow.core.prefetch;
+package io.pegaflow.core.tier;
 
+import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.SealedBlock;
 import io.pegaflow.core.cache.BlockCache;
 import io.pegaflow.core.cache.InsertOutcome;
-import io.pegaflow.core.engine.NanoClock;
 import io.pegaflow.core.metrics.EngineMetrics;
 import java.util.ArrayList;
 import java.util.HashMap;

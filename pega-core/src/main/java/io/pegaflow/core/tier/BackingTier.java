@@ -1,4 +1,4 @@
-package io.pegaflow.core.prefetch;
+package io.pegaflow.core.tier;
 
 import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.SealedBlock;

@@ -1,4 +1,4 @@
-package io.pegaflow.core.engine;
+package io.pegaflow.core.agent;
 
 /** Monotonic time source in nanoseconds. Injected everywhere a TTL or age is computed, so tests advance time. */
 @FunctionalInterface

@@ -1,4 +1,4 @@
-package io.pegaflow.core.engine;
+package io.pegaflow.core.error;
 
 /**
  * The one error type the engine throws across its API. Its {@link Kind} decides the gRPC status at the boundary, and

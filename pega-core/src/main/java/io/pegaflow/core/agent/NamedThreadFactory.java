@@ -1,4 +1,4 @@
-package io.pegaflow.core.engine;
+package io.pegaflow.core.agent;
 
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;

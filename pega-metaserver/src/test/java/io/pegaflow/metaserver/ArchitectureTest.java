@@ -1,0 +1,81 @@
+package io.pegaflow.metaserver;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The metaserver's packages form one stack: the gRPC and HTTP edges over the wiring, over the block-owner index, over
+ * the node lifecycle, which knows nothing above it.
+ */
+@Timeout(60)
+class ArchitectureTest {
+    private static final String PACKAGE = "io.pegaflow.metaserver";
+
+    private static JavaClasses metaserver;
+
+    @BeforeAll
+    static void importMetaserver() {
+        metaserver = new ClassFileImporter()
+                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_JARS)
+                .importPackages(PACKAGE);
+    }
+
+    @Test
+    void shouldImportTheMetaserverClasses() {
+        assertThat(metaserver.contain("io.pegaflow.metaserver.node.NodeRegistry"))
+                .isTrue();
+    }
+
+    @Test
+    void shouldKeepPackagesFreeOfCycles() {
+        slices().matching("io.pegaflow.metaserver.(*)..")
+                .should()
+                .beFreeOfCycles()
+                .check(metaserver);
+    }
+
+    @Test
+    void shouldLayerEdgeOverConfigurationOverIndexOverNodes() {
+        layeredArchitecture()
+                .consideringOnlyDependenciesInLayers()
+                .layer("edge")
+                .definedBy("io.pegaflow.metaserver.grpc..", "io.pegaflow.metaserver.web..")
+                .layer("config")
+                .definedBy("io.pegaflow.metaserver.config..")
+                .layer("index")
+                .definedBy("io.pegaflow.metaserver.index..")
+                .layer("node")
+                .definedBy("io.pegaflow.metaserver.node..")
+                .whereLayer("edge")
+                .mayNotBeAccessedByAnyLayer()
+                .whereLayer("config")
+                .mayOnlyBeAccessedByLayers("edge")
+                .whereLayer("index")
+                .mayOnlyBeAccessedByLayers("edge", "config")
+                .check(metaserver);
+    }
+
+    @Test
+    void shouldDetectTheDependencyTheIndexReallyHas() {
+        // The layer rule must be able to fail: the index does use the node lifecycle.
+        assertThatThrownBy(() -> noClasses()
+                        .that()
+                        .resideInAPackage("io.pegaflow.metaserver.index..")
+                        .should()
+                        .dependOnClassesThat()
+                        .resideInAPackage("io.pegaflow.metaserver.node..")
+                        .check(metaserver))
+                .isInstanceOf(AssertionError.class);
+    }
+}
