@@ -106,7 +106,7 @@ class ClusterIndexIT {
                 "--pega.metaserver.allow-loopback=true",
                 "--pega.metaserver.heartbeat-interval=200ms",
                 "--logging.level.root=WARN",
-                "--logging.level.io.pegaflow.server.metaserver=INFO");
+                "--logging.level.io.pegaflow.server.internode=INFO");
         return track(ChildJvm.start("pega-server", dir, args, ChildJvm.pegaServerReady(httpPort)));
     }
 

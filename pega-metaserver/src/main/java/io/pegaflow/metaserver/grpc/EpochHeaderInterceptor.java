@@ -7,6 +7,7 @@ import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
 import io.pegaflow.metaserver.node.MetaserverEpoch;
+import io.pegaflow.proto.ext.MetaserverMetadata;
 
 /**
  * Adds {@code pega-metaserver-epoch: <epoch>} to every response: in the headers of a successful call and in the
@@ -14,9 +15,6 @@ import io.pegaflow.metaserver.node.MetaserverEpoch;
  * knows this metaserver restarted with an empty index and re-announces its blocks. No reference message changes.
  */
 public final class EpochHeaderInterceptor implements ServerInterceptor {
-
-    static final Metadata.Key<String> EPOCH_KEY =
-            Metadata.Key.of(MetaserverEpoch.HEADER, Metadata.ASCII_STRING_MARSHALLER);
 
     private final String epoch;
 
@@ -33,7 +31,7 @@ public final class EpochHeaderInterceptor implements ServerInterceptor {
 
                     @Override
                     public void sendHeaders(Metadata responseHeaders) {
-                        responseHeaders.put(EPOCH_KEY, epoch);
+                        responseHeaders.put(MetaserverMetadata.EPOCH_KEY, epoch);
                         headersSent = true;
                         super.sendHeaders(responseHeaders);
                     }
@@ -41,7 +39,7 @@ public final class EpochHeaderInterceptor implements ServerInterceptor {
                     @Override
                     public void close(Status status, Metadata trailers) {
                         if (!headersSent) {
-                            trailers.put(EPOCH_KEY, epoch);
+                            trailers.put(MetaserverMetadata.EPOCH_KEY, epoch);
                         }
                         super.close(status, trailers);
                     }

@@ -8,7 +8,6 @@ import io.grpc.stub.StreamObserver;
 import io.pegaflow.metaserver.config.MetaserverProperties;
 import io.pegaflow.metaserver.index.MetaStore;
 import io.pegaflow.metaserver.index.PrefixMatch;
-import io.pegaflow.metaserver.node.MetaserverEpoch;
 import io.pegaflow.metaserver.node.SessionRejectedException;
 import io.pegaflow.proto.HeartbeatNodeRequest;
 import io.pegaflow.proto.HeartbeatNodeResponse;
@@ -23,6 +22,7 @@ import io.pegaflow.proto.RemoveBlockHashesResponse;
 import io.pegaflow.proto.ResponseStatus;
 import io.pegaflow.proto.UnregisterNodeRequest;
 import io.pegaflow.proto.UnregisterNodeResponse;
+import io.pegaflow.proto.ext.MetaserverMetadata;
 import java.util.List;
 import java.util.UUID;
 import java.util.function.BiFunction;
@@ -38,8 +38,6 @@ import org.springframework.stereotype.Service;
 public class MetaServerGrpcService extends MetaServerGrpc.MetaServerImplBase {
 
     static final String EMPTY_HASHES = "block_hashes cannot be empty";
-    private static final Metadata.Key<String> FENCED_KEY =
-            Metadata.Key.of(MetaserverEpoch.FENCED_TRAILER, Metadata.ASCII_STRING_MARSHALLER);
 
     private final MetaStore store;
     private final RequestValidator validator;
@@ -187,7 +185,7 @@ public class MetaServerGrpcService extends MetaServerGrpc.MetaServerImplBase {
     private static StatusException rejected(SessionRejectedException e) {
         Metadata trailers = new Metadata();
         if (e.reason() == SessionRejectedException.Reason.FENCED) {
-            trailers.put(FENCED_KEY, "true");
+            trailers.put(MetaserverMetadata.FENCED_KEY, MetaserverMetadata.FENCED_VALUE);
         }
         return Status.FAILED_PRECONDITION
                 .withDescription(e.reason().wireMessage())

@@ -1,4 +1,4 @@
-package io.pegaflow.server.metaserver;
+package io.pegaflow.server.internode;
 
 import com.google.protobuf.ByteString;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package io.pegaflow.server.metaserver;
+package io.pegaflow.server.internode;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;

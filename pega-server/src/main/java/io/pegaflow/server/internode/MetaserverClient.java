@@ -1,4 +1,4 @@
-package io.pegaflow.server.metaserver;
+package io.pegaflow.server.internode;
 
 import com.google.protobuf.ByteString;
 import io.grpc.ManagedChannel;
@@ -12,7 +12,7 @@ import io.pegaflow.proto.InsertBlockHashesRequest;
 import io.pegaflow.proto.MetaServerGrpc;
 import io.pegaflow.proto.RemoveBlockHashesRequest;
 import io.pegaflow.proto.UnregisterNodeRequest;
-import io.pegaflow.server.metaserver.CommandBatch.Command;
+import io.pegaflow.server.internode.CommandBatch.Command;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,4 +1,4 @@
-package io.pegaflow.server.metaserver;
+package io.pegaflow.server.internode;
 
 import static io.pegaflow.testkit.ReferenceHarness.blockIds;
 import static org.assertj.core.api.Assertions.assertThat;

@@ -1,6 +1,6 @@
 /**
- * The server side of the cluster index: {@link io.pegaflow.server.metaserver.MetaserverClient} announces sealed and
+ * The server side of the cluster index: {@link io.pegaflow.server.internode.MetaserverClient} announces sealed and
  * evicted blocks to the metaserver, keeps the node's session alive and re-announces resident blocks when the
  * metaserver's epoch changes. Enabled by {@code pega.metaserver.addr}; see docs/metaserver.md.
  */
-package io.pegaflow.server.metaserver;
+package io.pegaflow.server.internode;

@@ -1,4 +1,4 @@
-package io.pegaflow.server.metaserver;
+package io.pegaflow.server.internode;
 
 import io.grpc.CallOptions;
 import io.grpc.Channel;
@@ -9,6 +9,7 @@ import io.grpc.ForwardingClientCallListener.SimpleForwardingClientCallListener;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
+import io.pegaflow.proto.ext.MetaserverMetadata;
 
 /**
  * Reads the metaserver's start epoch ({@code pega-metaserver-epoch}) from the headers or trailers of every response,
@@ -16,11 +17,6 @@ import io.grpc.Status;
  * neither; the epoch then stays unknown and nothing is re-announced, as in the reference.
  */
 final class EpochCapture implements ClientInterceptor {
-
-    static final Metadata.Key<String> EPOCH_KEY =
-            Metadata.Key.of("pega-metaserver-epoch", Metadata.ASCII_STRING_MARSHALLER);
-    static final Metadata.Key<String> FENCED_KEY =
-            Metadata.Key.of("pega-metaserver-fenced", Metadata.ASCII_STRING_MARSHALLER);
 
     /** Epoch when none was seen yet. */
     static final long UNKNOWN = -1;
@@ -53,7 +49,9 @@ final class EpochCapture implements ClientInterceptor {
                             @Override
                             public void onClose(Status status, Metadata trailers) {
                                 record(trailers);
-                                fenced = !status.isOk() && "true".equals(trailers.get(FENCED_KEY));
+                                fenced = !status.isOk()
+                                        && MetaserverMetadata.FENCED_VALUE.equals(
+                                                trailers.get(MetaserverMetadata.FENCED_KEY));
                                 super.onClose(status, trailers);
                             }
                         },
@@ -63,7 +61,7 @@ final class EpochCapture implements ClientInterceptor {
     }
 
     private void record(Metadata metadata) {
-        String value = metadata.get(EPOCH_KEY);
+        String value = metadata.get(MetaserverMetadata.EPOCH_KEY);
         if (value != null) {
             try {
                 epoch = Long.parseLong(value.trim());

@@ -1,4 +1,4 @@
-package io.pegaflow.server.metaserver;
+package io.pegaflow.server.internode;
 
 import com.google.protobuf.ByteString;
 import io.grpc.ForwardingServerCall.SimpleForwardingServerCall;
@@ -22,6 +22,7 @@ import io.pegaflow.proto.RemoveBlockHashesResponse;
 import io.pegaflow.proto.ResponseStatus;
 import io.pegaflow.proto.UnregisterNodeRequest;
 import io.pegaflow.proto.UnregisterNodeResponse;
+import io.pegaflow.proto.ext.MetaserverMetadata;
 import java.io.IOException;
 import java.util.Map;
 import java.util.Set;
@@ -145,7 +146,7 @@ final class FakeMetaServer implements AutoCloseable {
             }
             if (fenced.contains(request.getNodeId())) {
                 Metadata trailers = new Metadata();
-                trailers.put(EpochCapture.FENCED_KEY, "true");
+                trailers.put(MetaserverMetadata.FENCED_KEY, MetaserverMetadata.FENCED_VALUE);
                 observer.onError(Status.FAILED_PRECONDITION
                         .withDescription("stale node session")
                         .asRuntimeException(trailers));

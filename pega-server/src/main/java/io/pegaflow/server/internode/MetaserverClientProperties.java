@@ -1,4 +1,4 @@
-package io.pegaflow.server.metaserver;
+package io.pegaflow.server.internode;
 
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;

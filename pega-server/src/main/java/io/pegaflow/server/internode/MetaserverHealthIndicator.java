@@ -1,4 +1,4 @@
-package io.pegaflow.server.metaserver;
+package io.pegaflow.server.internode;
 
 import io.pegaflow.server.ssd.SsdHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
