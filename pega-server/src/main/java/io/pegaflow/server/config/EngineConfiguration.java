@@ -1,5 +1,6 @@
 package io.pegaflow.server.config;
 
+import io.pegaflow.core.agent.AgentGroup;
 import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.cache.AdmissionPolicy;
 import io.pegaflow.core.device.DeviceBackend;
@@ -28,6 +29,17 @@ import org.springframework.context.annotation.Configuration;
 @Configuration(proxyBeanMethods = false)
 public class EngineConfiguration {
     private static final Logger LOG = LoggerFactory.getLogger(EngineConfiguration.class);
+
+    /** Every worker thread of this process registers here, so that a dead one turns health DOWN. */
+    @Bean
+    AgentGroup pegaAgents() {
+        return new AgentGroup();
+    }
+
+    @Bean
+    AgentHealthIndicator agentsHealthIndicator(AgentGroup agents) {
+        return new AgentHealthIndicator(agents);
+    }
 
     @Bean
     EngineConfig engineConfig(PegaProperties p, org.springframework.core.env.Environment env) {

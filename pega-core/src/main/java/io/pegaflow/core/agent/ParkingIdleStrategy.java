@@ -1,0 +1,44 @@
+package io.pegaflow.core.agent;
+
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Parks the agent's thread for a bounded period; {@link #wake()} unparks it. For agents that look at a clock rather
+ * than a queue (maintenance timers): their {@code doWork} checks whether a deadline passed, and the park bounds how
+ * late they notice.
+ */
+final class ParkingIdleStrategy implements IdleStrategy {
+    private final long maxParkNanos;
+    private volatile Thread idler;
+    private volatile boolean woken;
+
+    ParkingIdleStrategy(long maxParkNanos) {
+        if (maxParkNanos <= 0) {
+            throw new IllegalArgumentException("park period: " + maxParkNanos + " ns (expected: > 0)");
+        }
+        this.maxParkNanos = maxParkNanos;
+    }
+
+    @Override
+    public void idle(int workCount) {
+        if (workCount > 0) {
+            return;
+        }
+        idler = Thread.currentThread();
+        // A wake between the flag check and the park leaves the thread's permit set, so the park returns at once.
+        if (!woken) {
+            LockSupport.parkNanos(this, maxParkNanos);
+        }
+        idler = null;
+        woken = false;
+    }
+
+    @Override
+    public void wake() {
+        woken = true;
+        Thread t = idler;
+        if (t != null) {
+            LockSupport.unpark(t);
+        }
+    }
+}
