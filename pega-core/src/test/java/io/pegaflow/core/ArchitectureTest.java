@@ -1,5 +1,6 @@
 package io.pegaflow.core;
 
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
@@ -18,7 +19,7 @@ import org.junit.jupiter.api.Timeout;
  * feature packages form a one-way stack (docs/decisions/0005-core-redesign.md):
  *
  * <pre>
- *   engine, ssd  →  tier  →  lease, cache, instance, load  →  device, block  →  memory, metrics  →  error, agent
+ *   engine, ssd  →  tier  →  lease, cache, instance, load  →  device, block  →  memory, metrics  →  error, agent, plan
  * </pre>
  */
 @Timeout(60)
@@ -113,7 +114,7 @@ class ArchitectureTest {
                 .layer("memory")
                 .definedBy("io.pegaflow.core.memory..", "io.pegaflow.core.metrics..")
                 .layer("ground")
-                .definedBy("io.pegaflow.core.error..", "io.pegaflow.core.agent..")
+                .definedBy("io.pegaflow.core.error..", "io.pegaflow.core.agent..", "io.pegaflow.core.plan..")
                 .whereLayer("facade")
                 .mayNotBeAccessedByAnyLayer()
                 .whereLayer("tier")
@@ -124,6 +125,18 @@ class ArchitectureTest {
                 .mayOnlyBeAccessedByLayers("facade", "tier", "state")
                 .whereLayer("memory")
                 .mayOnlyBeAccessedByLayers("facade", "tier", "state", "model")
+                .check(core);
+    }
+
+    @Test
+    void shouldKeepCopyPlansFreeOfEveryOtherCorePackage() {
+        // The transfer and push modules build RangePlans too: the package must not drag the engine in with it.
+        classes()
+                .that()
+                .resideInAPackage("io.pegaflow.core.plan..")
+                .should()
+                .onlyDependOnClassesThat()
+                .resideInAnyPackage("io.pegaflow.core.plan..", "java..")
                 .check(core);
     }
 

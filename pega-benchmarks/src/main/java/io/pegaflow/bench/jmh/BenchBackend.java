@@ -1,10 +1,10 @@
 package io.pegaflow.bench.jmh;
 
-import io.pegaflow.core.device.CopyPlan;
 import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.device.DeviceCopier;
 import io.pegaflow.core.device.LayerMemory;
 import io.pegaflow.core.device.host.HostDeviceBackend;
+import io.pegaflow.core.plan.RangePlan;
 
 /**
  * The device backends a CPU-path benchmark runs on, so the copy cost can be told apart from the bookkeeping.
@@ -51,10 +51,10 @@ enum BenchBackend {
         public DeviceCopier openCopier(int deviceId) {
             return new DeviceCopier() {
                 @Override
-                public void copyToHost(CopyPlan plan) {}
+                public void copyToHost(RangePlan plan) {}
 
                 @Override
-                public void copyToDevice(CopyPlan plan) {}
+                public void copyToDevice(RangePlan plan) {}
 
                 @Override
                 public void close() {}

@@ -1,5 +1,7 @@
 package io.pegaflow.core.device;
 
+import io.pegaflow.core.plan.RangePlan;
+
 /**
  * The copy engine of one (instance, device) context. {@link #copyToHost} is only called from the context's save lane
  * thread and {@link #copyToDevice} only from its load lane thread, so an implementation may keep per-lane state
@@ -10,11 +12,11 @@ package io.pegaflow.core.device;
  */
 public interface DeviceCopier extends AutoCloseable {
 
-    /** Device to pool: the save direction. Returns after the copy completed. */
-    void copyToHost(CopyPlan plan);
+    /** Device to pool, the save direction: each range's source is device memory, its destination pool memory. */
+    void copyToHost(RangePlan plan);
 
-    /** Pool to device: the load direction. Returns after the copy completed. */
-    void copyToDevice(CopyPlan plan);
+    /** Pool to device, the load direction: each range's source is pool memory, its destination device memory. */
+    void copyToDevice(RangePlan plan);
 
     /** Frees per-context resources (streams). Called after both lanes have drained. Idempotent. */
     @Override

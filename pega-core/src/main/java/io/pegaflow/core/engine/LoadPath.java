@@ -3,7 +3,6 @@ package io.pegaflow.core.engine;
 import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.block.SealedBlock;
 import io.pegaflow.core.block.SlotData;
-import io.pegaflow.core.device.CopyPlan;
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.instance.DeviceContext;
 import io.pegaflow.core.instance.Instance;
@@ -12,6 +11,7 @@ import io.pegaflow.core.lease.LeaseId;
 import io.pegaflow.core.lease.LeaseTable;
 import io.pegaflow.core.load.LoadStateSignal;
 import io.pegaflow.core.metrics.EngineMetrics;
+import io.pegaflow.core.plan.RangePlan;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
@@ -178,7 +178,7 @@ final class LoadPath {
         public void run() {
             long started = clock.nanoTime();
             try {
-                CopyPlan plan = plan();
+                RangePlan plan = plan();
                 device.copier().copyToDevice(plan);
                 metrics.loadBytes.add(plan.totalBytes());
                 metrics.loadDuration().recordNanos(clock.nanoTime() - started);
@@ -196,8 +196,8 @@ final class LoadPath {
             }
         }
 
-        private CopyPlan plan() {
-            CopyPlan plan = new CopyPlan(targets.length * layers.size());
+        private RangePlan plan() {
+            RangePlan plan = new RangePlan(targets.length * layers.size()); // pool -> device
             for (LayerRegistration layer : layers) {
                 int slotIndex = layer.layerId() * tpSize + tpRank;
                 long copy = layer.copySegmentBytes();
@@ -219,7 +219,7 @@ final class LoadPath {
                                     + layer.name() + " (segments " + slot.segments() + ", " + slot.length(s)
                                     + " bytes; need " + segments + " of " + copy + ")");
                         }
-                        plan.add(layer.deviceAddress(blockId, s), slot.address(s), copy);
+                        plan.add(slot.address(s), layer.deviceAddress(blockId, s), copy);
                     }
                 }
             }

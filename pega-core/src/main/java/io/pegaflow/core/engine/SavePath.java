@@ -5,13 +5,13 @@ import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.BlockKeyTable;
 import io.pegaflow.core.block.SlotData;
 import io.pegaflow.core.cache.BlockCache;
-import io.pegaflow.core.device.CopyPlan;
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.instance.DeviceContext;
 import io.pegaflow.core.instance.Instance;
 import io.pegaflow.core.instance.LayerRegistration;
 import io.pegaflow.core.memory.PinnedAllocation;
 import io.pegaflow.core.metrics.EngineMetrics;
+import io.pegaflow.core.plan.RangePlan;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -137,7 +137,7 @@ final class SavePath {
             return;
         }
         try {
-            CopyPlan plan = allocateAndPlan(work);
+            RangePlan plan = allocateAndPlan(work);
             copy(device, plan);
             long bytes = 0;
             SlotData[][] data = new SlotData[work.size()][];
@@ -283,12 +283,12 @@ final class SavePath {
         return true;
     }
 
-    private CopyPlan allocateAndPlan(List<LayerWork> work) {
+    private RangePlan allocateAndPlan(List<LayerWork> work) {
         int ranges = 0;
         for (LayerWork w : work) {
             ranges += w.count * (w.layer.isSplit() ? 2 : 1);
         }
-        CopyPlan plan = new CopyPlan(Math.min(ranges, 1 << 16));
+        RangePlan plan = new RangePlan(Math.min(ranges, 1 << 16)); // device -> pool
         for (LayerWork w : work) {
             LayerRegistration layer = w.layer;
             long seg = layer.hostSegmentBytes();
@@ -327,7 +327,7 @@ final class SavePath {
         return a;
     }
 
-    private static void copy(DeviceContext device, CopyPlan plan) {
+    private static void copy(DeviceContext device, RangePlan plan) {
         Future<?> done;
         try {
             done = device.saveLane().submit(() -> device.copier().copyToHost(plan));

@@ -1,8 +1,8 @@
 package io.pegaflow.core.device.cuda;
 
-import io.pegaflow.core.device.CopyPlan;
 import io.pegaflow.core.device.DeviceCopier;
 import io.pegaflow.core.error.EngineException;
+import io.pegaflow.core.plan.RangePlan;
 import io.pegaflow.sys.cuda.Cuda;
 import io.pegaflow.sys.cuda.CudaException;
 import java.util.concurrent.locks.Lock;
@@ -32,16 +32,16 @@ final class CudaCopier implements DeviceCopier {
     }
 
     @Override
-    public void copyToHost(CopyPlan plan) {
+    public void copyToHost(RangePlan plan) {
         run(save, plan, true);
     }
 
     @Override
-    public void copyToDevice(CopyPlan plan) {
+    public void copyToDevice(RangePlan plan) {
         run(load, plan, false);
     }
 
-    private void run(Lane lane, CopyPlan plan, boolean toHost) {
+    private void run(Lane lane, RangePlan plan, boolean toHost) {
         if (closed) {
             throw EngineException.storage("batch copy failed: the copier of device " + device.ordinal + " is closed");
         }
@@ -58,14 +58,12 @@ final class CudaCopier implements DeviceCopier {
             try {
                 if (toHost) {
                     for (int i = 0; i < n; i++) {
-                        Cuda.memcpyDtoHAsync(
-                                plan.hostAddress(i), plan.deviceAddress(i), plan.lengthBytes(i), lane.stream);
+                        Cuda.memcpyDtoHAsync(plan.dstAddress(i), plan.srcAddress(i), plan.lengthBytes(i), lane.stream);
                         issued++;
                     }
                 } else {
                     for (int i = 0; i < n; i++) {
-                        Cuda.memcpyHtoDAsync(
-                                plan.deviceAddress(i), plan.hostAddress(i), plan.lengthBytes(i), lane.stream);
+                        Cuda.memcpyHtoDAsync(plan.dstAddress(i), plan.srcAddress(i), plan.lengthBytes(i), lane.stream);
                         issued++;
                     }
                 }

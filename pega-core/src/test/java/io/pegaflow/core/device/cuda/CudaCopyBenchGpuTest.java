@@ -3,10 +3,10 @@ package io.pegaflow.core.device.cuda;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.pegaflow.core.device.CopyPlan;
 import io.pegaflow.core.device.DeviceCopier;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
+import io.pegaflow.core.plan.RangePlan;
 import io.pegaflow.sys.cuda.Cuda;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -59,8 +59,9 @@ class CudaCopyBenchGpuTest {
             ExecutorService loadLane = Executors.newSingleThreadExecutor(r -> new Thread(r, "gpu0-load"));
             try (DeviceCopier copier = backend.openCopier(0)) {
                 for (long block : new long[] {64 << 10, 256 << 10, 2 << 20, BATCH}) {
-                    CopyPlan save = scattered(devA, host.address, block, 7);
-                    CopyPlan load = scattered(devB, host.address + BATCH, block, 9);
+                    RangePlan save = scattered(devA, host.address, block, 7);
+                    RangePlan load =
+                            scattered(devB, host.address + BATCH, block, 9).reversed();
                     double[] d2h = new double[RUNS];
                     double[] h2d = new double[RUNS];
                     double[] both = new double[RUNS];
@@ -133,11 +134,12 @@ class CudaCopyBenchGpuTest {
                 String[] names = {"fresh region A", "fresh region B", "region A again", "region B again"};
                 long[] offsets = {0, BATCH, 0, BATCH};
                 for (int i = 0; i < 4; i++) {
-                    CopyPlan d2h = scattered(dev, host.address + offsets[i], 2 << 20, 3 + i);
+                    RangePlan d2h = scattered(dev, host.address + offsets[i], 2 << 20, 3 + i);
                     long t0 = System.nanoTime();
                     lane.submit(() -> copier.copyToHost(d2h)).get();
                     double a = BATCH / ((System.nanoTime() - t0) / 1e9) / 1e9;
-                    CopyPlan h2d = scattered(dev, host.address + 2 * BATCH + offsets[i], 2 << 20, 5 + i);
+                    RangePlan h2d = scattered(dev, host.address + 2 * BATCH + offsets[i], 2 << 20, 5 + i)
+                            .reversed();
                     t0 = System.nanoTime();
                     lane.submit(() -> copier.copyToDevice(h2d)).get();
                     double b = BATCH / ((System.nanoTime() - t0) / 1e9) / 1e9;
@@ -191,8 +193,11 @@ class CudaCopyBenchGpuTest {
         report(out);
     }
 
-    /** 1 GiB of {@code block}-sized ranges: host packed in order, device blocks in a shuffled order (no merging). */
-    static CopyPlan scattered(long device, long host, long block, long seed) {
+    /**
+     * 1 GiB of {@code block}-sized device-to-host ranges: host packed in order, device blocks in a shuffled order (no
+     * merging).
+     */
+    static RangePlan scattered(long device, long host, long block, long seed) {
         int n = (int) (BATCH / block);
         int[] order = new int[n];
         for (int i = 0; i < n; i++) {
@@ -205,7 +210,7 @@ class CudaCopyBenchGpuTest {
             order[i] = order[j];
             order[j] = t;
         }
-        CopyPlan p = new CopyPlan(n);
+        RangePlan p = new RangePlan(n);
         for (int i = 0; i < n; i++) {
             p.add(device + (long) order[i] * block, host + (long) i * block, block);
         }

@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.pegaflow.core.device.CopyPlan;
 import io.pegaflow.core.device.DeviceCopier;
 import io.pegaflow.core.device.LayerMemory;
 import io.pegaflow.core.error.EngineException;
+import io.pegaflow.core.plan.RangePlan;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.HashSet;
@@ -101,11 +101,11 @@ class CudaDeviceBackendGpuTest {
                 LayerMemory lm = layers.get(e.getKey());
                 long[] blocks = {3, 1, 2, 7};
                 // save: device -> pool (split planes for KV-first, one range per block otherwise), spec §3.4
-                CopyPlan save = plan(lm, t, blocks);
+                RangePlan save = plan(lm, t, blocks);
                 runOnThread(() -> copier.copyToHost(save));
                 for (int i = 0; i < save.size(); i++) {
-                    long devOff = save.deviceAddress(i) - lm.baseAddress();
-                    long hostOff = save.hostAddress(i) - host.address;
+                    long devOff = save.srcAddress(i) - lm.baseAddress();
+                    long hostOff = save.dstAddress(i) - host.address;
                     for (long j = 0; j < save.lengthBytes(i); j += 997) {
                         assertThat(host.get(hostOff + j))
                                 .as("%s range %d byte %d", e.getKey(), i, j)
@@ -114,11 +114,11 @@ class CudaDeviceBackendGpuTest {
                 }
                 // zero the GPU tensor, load the blocks back, and let torch hash what it sees
                 producer.zero(t.name());
-                CopyPlan load = plan(lm, t, blocks);
+                RangePlan load = plan(lm, t, blocks).reversed();
                 runOnThread(() -> copier.copyToDevice(load));
                 byte[] expected = new byte[(int) t.nbytes()];
                 for (int i = 0; i < load.size(); i++) {
-                    long devOff = load.deviceAddress(i) - lm.baseAddress();
+                    long devOff = load.dstAddress(i) - lm.baseAddress();
                     for (long j = 0; j < load.lengthBytes(i); j++) {
                         expected[(int) (devOff + j)] = PythonProducer.patternByte(devOff + j, seed);
                     }
@@ -196,7 +196,7 @@ class CudaDeviceBackendGpuTest {
         // 1 GiB in 64 KiB ranges, in reverse so nothing coalesces: ~100 ms of DMA
         long block = 64 << 10;
         int count = (int) (HOST_BYTES / block);
-        CopyPlan p = new CopyPlan(count);
+        RangePlan p = new RangePlan(count);
         for (int i = count - 1; i >= 0; i--) {
             p.add(lm.baseAddress() + (long) i * block, host.address + (long) (count - 1 - i) * block, block);
         }
@@ -248,7 +248,7 @@ class CudaDeviceBackendGpuTest {
         Thread.sleep(1000);
         long freeAfterKill = backend.memoryInfo(0)[0];
         // Whether our mapping keeps the dead owner's bytes readable is the driver's business: report it, assert nothing
-        CopyPlan p = new CopyPlan(1);
+        RangePlan p = new RangePlan(1);
         p.add(lm.baseAddress(), host.address, 1 << 20);
         String readAfterKill;
         try (DeviceCopier copier = backend.openCopier(0)) {
@@ -270,9 +270,9 @@ class CudaDeviceBackendGpuTest {
 
     // ------------------------------------------------------------------ helpers
 
-    /** The plan the engine would build for these block ids, packed at the start of the host buffer (§3.4). */
-    private static CopyPlan plan(LayerMemory lm, PythonProducer.Tensor t, long[] blocks) {
-        CopyPlan p = new CopyPlan(blocks.length * 2);
+    /** The device-to-host plan the engine would build for these block ids, packed at the start of the host buffer. */
+    private static RangePlan plan(LayerMemory lm, PythonProducer.Tensor t, long[] blocks) {
+        RangePlan p = new RangePlan(blocks.length * 2);
         long b = t.b();
         boolean split = t.g() == 2 && t.k() > b;
         if (split) {
