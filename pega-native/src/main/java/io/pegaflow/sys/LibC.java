@@ -31,6 +31,8 @@ public final class LibC {
     public static final int MADV_DONTNEED = 4;
     public static final int MADV_HUGEPAGE = 14;
 
+    public static final int EINTR = 4;
+
     public static final int O_RDONLY = 0;
     public static final int O_RDWR = 2;
     public static final int O_CREAT = 0x40;
@@ -76,6 +78,16 @@ public final class LibC {
     public static native long pwrite(int fd, long buf, long count, long offset) throws LastErrorException;
 
     public static native int unlink(String path) throws LastErrorException;
+
+    public static native int getpid();
+
+    public static native long process_vm_readv(
+            int pid, long localIov, long localCount, long remoteIov, long remoteCount, long flags)
+            throws LastErrorException;
+
+    public static native long process_vm_writev(
+            int pid, long localIov, long localCount, long remoteIov, long remoteCount, long flags)
+            throws LastErrorException;
 
     /** Returns {@code dst}; never fails. Source and destination must not overlap. */
     public static native long memcpy(long dst, long src, long n);

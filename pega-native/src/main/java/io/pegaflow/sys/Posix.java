@@ -75,6 +75,44 @@ public final class Posix {
         }
     }
 
+    /**
+     * Reads up to {@code n} bytes at file {@code offset} into native memory at {@code dst}, retrying partial reads and
+     * EINTR; returns the bytes read, fewer than {@code n} only at the end of the file.
+     */
+    public static long pread(int fd, long dst, long n, long offset, String what) {
+        long done = 0;
+        while (done < n) {
+            long got;
+            try {
+                got = LibC.pread(fd, dst + done, n - done, offset + done);
+            } catch (LastErrorException e) {
+                if (e.getErrorCode() == LibC.EINTR) {
+                    continue;
+                }
+                throw new NativeException("pread", e.getErrorCode(), what);
+            }
+            if (got == 0) {
+                break;
+            }
+            done += got;
+        }
+        return done;
+    }
+
+    /** Writes all {@code n} bytes from native memory at {@code src} at file {@code offset}, retrying partial writes. */
+    public static void pwrite(int fd, long src, long n, long offset, String what) {
+        long done = 0;
+        while (done < n) {
+            try {
+                done += LibC.pwrite(fd, src + done, n - done, offset + done);
+            } catch (LastErrorException e) {
+                if (e.getErrorCode() != LibC.EINTR) {
+                    throw new NativeException("pwrite", e.getErrorCode(), what);
+                }
+            }
+        }
+    }
+
     public static void munmap(long addr, long lengthBytes) {
         try {
             LibC.munmap(addr, lengthBytes);

@@ -219,7 +219,7 @@ final class LoadPath {
                                     + layer.name() + " (segments " + slot.segments() + ", " + slot.length(s)
                                     + " bytes; need " + segments + " of " + copy + ")");
                         }
-                        plan.add(slot.address(s), layer.deviceAddress(blockId, s), copy);
+                        plan.add(slot.address(s), layer.deviceRange(blockId, s), copy);
                     }
                 }
             }

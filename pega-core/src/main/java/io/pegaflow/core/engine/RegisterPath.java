@@ -6,6 +6,7 @@ import io.pegaflow.core.device.LayerMemory;
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.instance.DeviceContext;
 import io.pegaflow.core.instance.Instance;
+import io.pegaflow.core.instance.InstanceLimits;
 import io.pegaflow.core.instance.LayerRegistration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -127,13 +128,25 @@ final class RegisterPath {
         if (n > c.numLayers()) {
             throw EngineException.badRequest("layer batch size " + n + " exceeds instance num_layers " + c.numLayers());
         }
-        if (c.tpSize() > Integer.MAX_VALUE || c.worldSize() > Integer.MAX_VALUE || c.numLayers() > 1 << 20) {
-            throw EngineException.badRequest("tp_size, world_size and num_layers must be below 2^31 (num_layers 2^20)");
+        requireAtMost("tp_size", c.tpSize(), InstanceLimits.MAX_TP_SIZE);
+        requireAtMost("world_size", c.worldSize(), InstanceLimits.MAX_WORLD_SIZE);
+        requireAtMost("num_layers", c.numLayers(), InstanceLimits.MAX_NUM_LAYERS);
+        if (c.numLayers() * c.tpSize() > InstanceLimits.MAX_SLOTS_PER_BLOCK) {
+            throw EngineException.badRequest("num_layers " + c.numLayers() + " x tp_size " + c.tpSize()
+                    + " exceeds the supported maximum of " + InstanceLimits.MAX_SLOTS_PER_BLOCK + " slots per block");
         }
         for (String name : c.layerNames()) {
             if (name.isEmpty()) {
                 throw EngineException.badRequest("layer names must not be empty");
             }
+        }
+    }
+
+    /** Sizes arrive as unsigned 32/64-bit values: anything past the bound, negative longs included, is refused. */
+    private static void requireAtMost(String field, long value, long max) {
+        if (value < 0 || value > max) {
+            throw EngineException.badRequest(
+                    field + " " + Long.toUnsignedString(value) + " exceeds the supported maximum of " + max);
         }
     }
 }

@@ -304,11 +304,11 @@ final class SavePath {
                 }
             }
             for (int i = 0; i < w.count; i++) {
-                plan.add(layer.deviceAddress(w.blockIds[i], 0), hostAddress(w.kAllocs, i, seg), copy);
+                plan.add(layer.deviceRange(w.blockIds[i], 0), hostAddress(w.kAllocs, i, seg), copy);
             }
             if (layer.isSplit()) {
                 for (int i = 0; i < w.count; i++) {
-                    plan.add(layer.deviceAddress(w.blockIds[i], 1), hostAddress(w.vAllocs, i, seg), copy);
+                    plan.add(layer.deviceRange(w.blockIds[i], 1), hostAddress(w.vAllocs, i, seg), copy);
                 }
             }
         }

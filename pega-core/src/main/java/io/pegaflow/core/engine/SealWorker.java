@@ -133,8 +133,9 @@ final class SealWorker implements AutoCloseable {
             } else if (command instanceof Gc gc) {
                 gc.done().complete(collect(gc.maxAgeNanos()));
             }
-        } catch (RuntimeException e) {
-            // A listener or cache bug must not kill the only sealing thread.
+        } catch (RuntimeException | OutOfMemoryError e) {
+            // A listener or cache bug, or one batch too large to seal, must not kill the only sealing thread: every
+            // later Save of every tenant would pin its memory forever.
             LOG.error("sealing worker failed on {}", command.getClass().getSimpleName(), e);
         }
     }

@@ -1,5 +1,6 @@
 package io.pegaflow.core.instance;
 
+import io.pegaflow.core.error.EngineException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -63,8 +64,23 @@ public final class Instance {
         return layerId == null ? -1 : layerId;
     }
 
-    /** Assigns ids to unseen names in request order and grows {@code num_layers}; returns the ids in order. */
+    /**
+     * Assigns ids to unseen names in request order and grows {@code num_layers}; returns the ids in order. Devices of
+     * one instance may register different names (pipeline stages), so the union is bounded here, before anything is
+     * assigned.
+     *
+     * @throws EngineException INVALID_ARGUMENT when the new names would take {@code num_layers × tp_size} past
+     *     {@link InstanceLimits#MAX_SLOTS_PER_BLOCK}; nothing is assigned then
+     */
     public synchronized int[] assignLayerIds(List<String> names) {
+        long unseen =
+                names.stream().distinct().filter(n -> !layerIds.containsKey(n)).count();
+        long layersAfter = Math.max(numLayers, layerIds.size() + unseen);
+        if (layersAfter > InstanceLimits.MAX_NUM_LAYERS || layersAfter * tpSize > InstanceLimits.MAX_SLOTS_PER_BLOCK) {
+            throw EngineException.badRequest("instance " + id + " would have " + layersAfter + " layers x tp_size "
+                    + tpSize + ", more than the supported " + InstanceLimits.MAX_NUM_LAYERS + " layers and "
+                    + InstanceLimits.MAX_SLOTS_PER_BLOCK + " slots per block");
+        }
         int[] out = new int[names.size()];
         for (int i = 0; i < out.length; i++) {
             String name = names.get(i);

@@ -78,13 +78,23 @@ public final class LayerRegistration {
         if (segments > 1 && kvStrideBytes == 0) {
             throw invalid(name, "kv_stride_bytes must be > 0 when segments > 1");
         }
+        if (segments == 2 && kvStrideBytes < bytesPerBlock) {
+            // The reference accepts 0 < K < B and then copies G·B bytes per block, past the end it validated: the
+            // K and V segments of one block would overlap, which no real KV cache does (spec/engine-api.md §3.4).
+            throw invalid(
+                    name,
+                    "kv_stride_bytes " + kvStrideBytes + " overlaps the K segment: with 2 segments it must be >= "
+                            + "bytes_per_block " + bytesPerBlock);
+        }
         long end;
         try {
-            end = Math.addExact(
-                    Math.addExact(
-                            Math.multiplyExact(numBlocks - 1, bytesPerBlock),
-                            Math.multiplyExact(segments - 1, kvStrideBytes)),
-                    bytesPerBlock);
+            // The end of the last byte any copy touches, computed from the length really copied: B per plane for the
+            // split layout (the V plane of the last block ends last), G·B from the block start otherwise.
+            boolean split = segments == 2 && kvStrideBytes > bytesPerBlock;
+            long lastBlock = Math.multiplyExact(numBlocks - 1, bytesPerBlock);
+            end = split
+                    ? Math.addExact(Math.addExact(lastBlock, kvStrideBytes), bytesPerBlock)
+                    : Math.addExact(lastBlock, Math.multiplyExact(segments, bytesPerBlock));
         } catch (ArithmeticException e) {
             throw invalid(name, "registered memory too small: layout overflows 64-bit offsets");
         }
@@ -142,9 +152,23 @@ public final class LayerRegistration {
         return split ? bytesPerBlock : bytesPerBlock * segments;
     }
 
-    /** Device address of a block's segment (segment 1 = V plane, split layout only). */
-    public long deviceAddress(long blockId, int segment) {
-        return memory.baseAddress() + blockId * bytesPerBlock + segment * kvStrideBytes;
+    /**
+     * Device address of the range a copy of a block's segment touches (segment 1 = V plane, split layout only), after
+     * checking that all {@link #copySegmentBytes()} of it lie inside the registered memory. Every copy plan of every
+     * backend is built through here, so no range can leave the registration even if a layout check upstream is wrong.
+     *
+     * @throws EngineException INTERNAL {@code "storage error: layer {name}: transfer exceeds registered memory"}
+     */
+    public long deviceRange(long blockId, int segment) {
+        long offset = blockId * bytesPerBlock + segment * kvStrideBytes;
+        if (blockId < 0
+                || blockId >= numBlocks
+                || segment < 0
+                || segment >= (split ? 2 : 1)
+                || offset > memory.sizeBytes() - copySegmentBytes()) {
+            throw EngineException.storage("layer " + name + ": transfer exceeds registered memory");
+        }
+        return memory.baseAddress() + offset;
     }
 
     /** Whether {@code blockId} addresses memory inside the registration. */

@@ -1,5 +1,7 @@
 package io.pegaflow.core.load;
 
+import com.sun.jna.Memory;
+import com.sun.jna.Pointer;
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.sys.LibC;
 import io.pegaflow.sys.NativeException;
@@ -21,8 +23,13 @@ import java.util.regex.Pattern;
  * </pre>
  *
  * The server attaches by name, validates size, offset, alignment, magic and version, and later re-attaches to write
- * the final state with release ordering (the copied bytes happen-before the state a worker reads). If the worker
- * already unlinked the object (it gave up), the late write only fails quietly.
+ * the final state. If the worker already unlinked the object (it gave up), the late write only fails quietly.
+ *
+ * <p>The object is the worker's, and the worker may shrink it at any time, so it is never mapped here (a mapped page
+ * past a shrunk end raises SIGBUS): the header is read with {@code pread} and the state written with {@code pwrite}.
+ * The state's bytes are written so that every intermediate value a worker's 64-bit read can see is already the final
+ * verdict's sign: success changes only the low byte (0 to 1); failure writes the sign byte first (any value with it
+ * set is negative, "error"), then the other seven. The system call orders the copied KV bytes before the state.
  */
 public final class LoadStateSignal {
     public static final int MAGIC = 0x50464C44;
@@ -72,40 +79,52 @@ public final class LoadStateSignal {
         return withMapping(STATE_FAILURE, true) == null;
     }
 
-    /** Maps the object, validates it, optionally writes the state, unmaps. Returns a problem or null. */
+    /** Opens the object, validates its header, optionally writes the state, closes. Returns a problem or null. */
     private String withMapping(long state, boolean write) {
         int fd = -1;
-        long address = 0;
-        long size = 0;
-        try {
+        try (Memory header = new Memory(MIN_SIZE_BYTES)) {
             fd = Posix.open(path, LibC.O_RDWR | LibC.O_NOFOLLOW, 0);
-            size = Posix.fileSize(fd, path);
+            long size = Posix.fileSize(fd, path);
             if (size < MIN_SIZE_BYTES) {
                 return "shared memory " + name + " is " + size + " bytes, expected at least " + MIN_SIZE_BYTES;
             }
-            address = Posix.mmapShared(fd, size, path);
-            // OFF-HEAP: the mapping is at least 32 bytes; off is checked against it before any other access.
-            long off = OffHeap.getLong(address);
+            long buffer = Pointer.nativeValue(header);
+            if (Posix.pread(fd, buffer, MIN_SIZE_BYTES, 0, path) < 16) {
+                return "shared memory " + name + " is too short to hold its header";
+            }
+            long off = header.getLong(0);
             if (off < 8 || off % 8 != 0 || off + 16 > size) {
                 return "shared memory " + name + " has an invalid state offset " + off;
             }
-            int magic = OffHeap.getIntAcquire(address + off);
-            int version = OffHeap.getIntAcquire(address + off + 4);
+            if (Posix.pread(fd, buffer, 8, off, path) < 8) {
+                return "shared memory " + name + " is too short to hold its state";
+            }
+            int magic = header.getInt(0);
+            int version = header.getInt(4);
             if (magic != MAGIC || version != VERSION) {
                 return "shared memory " + name + " has magic 0x" + Integer.toHexString(magic) + " version " + version
                         + ", expected 0x" + Integer.toHexString(MAGIC) + " version " + VERSION;
             }
             if (write) {
-                OffHeap.putLongRelease(address + off + 8, state);
+                writeState(fd, buffer, off + 8, state);
             }
             return null;
         } catch (NativeException e) {
             return "cannot attach shared memory " + name + ": " + e.getMessage();
         } finally {
-            if (address != 0) {
-                Posix.munmap(address, size);
-            }
             Posix.closeQuietly(fd);
+        }
+    }
+
+    /** Writes the little-endian state so that no torn value a reader sees has the wrong sign (see the header). */
+    private void writeState(int fd, long buffer, long at, long state) {
+        // OFF-HEAP: buffer is the 32-byte scratch above; at + 8 <= size was checked by the caller.
+        OffHeap.putLong(buffer, state);
+        if (state < 0) {
+            Posix.pwrite(fd, buffer + 7, 1, at + 7, path);
+            Posix.pwrite(fd, buffer, 7, at, path);
+        } else {
+            Posix.pwrite(fd, buffer, 8, at, path);
         }
     }
 }

@@ -47,7 +47,7 @@ class LayerRegistrationTest {
         LayerRegistration layer = register(49152, 6, 4096, 24576, 2, 1);
 
         assertThat(layer.isSplit()).isTrue();
-        assertThat(layer.deviceAddress(5, 1)).isEqualTo(BASE + 5 * 4096 + 24576);
+        assertThat(layer.deviceRange(5, 1)).isEqualTo(BASE + 5 * 4096 + 24576);
         assertInvalid(BASE, 49151, 6, 4096, 24576, 2, "registered memory too small: need 49152 bytes, got 49151");
     }
 
@@ -101,5 +101,53 @@ class LayerRegistrationTest {
         assertThat(layer.containsBlock(4)).isFalse();
         assertThat(layer.containsBlock(-1)).isFalse();
         assertThat(layer.layerId()).isEqualTo(3);
+    }
+
+    @Test
+    void shouldRejectTwoSegmentsWhoseStrideOverlapsTheKSegment() {
+        // The reference validated end = (N-1)·B + K + B here (8 blocks of 4096 with K = 1024: 33792 bytes) and then
+        // copied 2·B = 8192 bytes per block, 3072 bytes past the end of a 33792-byte tensor.
+        assertInvalid(
+                BASE,
+                33792,
+                8,
+                4096,
+                1024,
+                2,
+                "kv_stride_bytes 1024 overlaps the K segment: with 2 segments it must be >= bytes_per_block 4096");
+        assertInvalid(
+                BASE,
+                1 << 20,
+                8,
+                4096,
+                4095,
+                2,
+                "kv_stride_bytes 4095 overlaps the K segment: with 2 segments it must be >= bytes_per_block 4096");
+    }
+
+    @Test
+    void shouldValidateEqualStrideWithTheLengthReallyCopied() {
+        // K == B copies G·B = 2·B from each block start: the last block ends at (N+1)·B.
+        assertInvalid(
+                BASE, 4 * 1024 + 1023, 4, 1024, 1024, 2, "registered memory too small: need 5120 bytes, got 5119");
+        assertThat(register(5 * 1024, 4, 1024, 1024, 2, 1).copySegmentBytes()).isEqualTo(2048);
+    }
+
+    @Test
+    void shouldRefuseARangeOutsideTheRegistrationWhenAPlanIsBuilt() {
+        LayerRegistration split = register(49152, 6, 4096, 24576, 2, 1);
+        LayerRegistration contiguous = register(4096, 4, 1024, 0, 1, 1);
+
+        assertThat(contiguous.deviceRange(3, 0)).isEqualTo(BASE + 3 * 1024);
+        for (long[] bad : new long[][] {{6, 0}, {-1, 0}, {0, 2}, {0, -1}}) {
+            assertThatThrownBy(() -> split.deviceRange(bad[0], (int) bad[1]))
+                    .isInstanceOfSatisfying(EngineException.class, e -> {
+                        assertThat(e.kind()).isEqualTo(EngineException.Kind.INTERNAL);
+                        assertThat(e.getMessage())
+                                .isEqualTo("storage error: layer L: transfer exceeds registered memory");
+                    });
+        }
+        assertThatThrownBy(() -> contiguous.deviceRange(0, 1)).isInstanceOf(EngineException.class);
+        assertThatThrownBy(() -> contiguous.deviceRange(4, 0)).isInstanceOf(EngineException.class);
     }
 }

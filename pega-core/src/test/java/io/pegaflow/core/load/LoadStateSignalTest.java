@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pegaflow.core.error.EngineException;
 import java.io.IOException;
+import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Files;
@@ -167,5 +168,20 @@ class LoadStateSignalTest {
                 .order(ByteOrder.LITTLE_ENDIAN)
                 .getLong(40);
         assertThat(written).isEqualTo(1);
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {0, 8, 16, 20})
+    void shouldReportFalseWhenWorkerShrankTheObjectBeforeCompletion(int newSize) throws IOException {
+        // A mapped write here would raise SIGBUS in the server; through the descriptor it is a clean refusal.
+        String name = valid();
+        LoadStateSignal signal = LoadStateSignal.attach(name);
+        try (RandomAccessFile object = new RandomAccessFile(SHM.resolve(name).toFile(), "rw")) {
+            object.setLength(newSize);
+        }
+
+        assertThat(signal.succeed()).isFalse();
+        assertThat(signal.fail()).isFalse();
+        assertThat(Files.size(SHM.resolve(name))).isEqualTo(newSize);
     }
 }

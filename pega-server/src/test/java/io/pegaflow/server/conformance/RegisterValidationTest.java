@@ -108,7 +108,24 @@ class RegisterValidationTest extends ConformanceSupport {
                                 .clearBytesPerBlock()
                                 .clearKvStrideBytes()
                                 .clearSegments(),
-                        "all layer arrays must have the same non-zero length (got layer_names=0)"));
+                        "all layer arrays must have the same non-zero length (got layer_names=0)"),
+                Arguments.of(
+                        "tp size far past any real group",
+                        (UnaryOperator<RegisterContextRequest.Builder>) b -> b.setTpSize(Integer.MAX_VALUE),
+                        "tp_size 2147483647 exceeds the supported maximum of 1024"),
+                Arguments.of(
+                        "world size as unsigned",
+                        (UnaryOperator<RegisterContextRequest.Builder>) b -> b.setWorldSize(-1),
+                        "world_size 4294967295 exceeds the supported maximum of 65536"),
+                Arguments.of(
+                        "num layers past the bound",
+                        (UnaryOperator<RegisterContextRequest.Builder>) b -> b.setNumLayers(1 << 20),
+                        "num_layers 1048576 exceeds the supported maximum of 4096"),
+                Arguments.of(
+                        "slots per block past the bound",
+                        (UnaryOperator<RegisterContextRequest.Builder>)
+                                b -> b.setNumLayers(4096).setTpSize(32),
+                        "num_layers 4096 x tp_size 32 exceeds the supported maximum of 65536 slots per block"));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -156,7 +173,16 @@ class RegisterValidationTest extends ConformanceSupport {
                 Arguments.of(
                         "zero segments",
                         new KvLayout(4, 1024, 0, 0, 4096),
-                        "bytes_per_block, num_blocks, and segments must be non-zero"));
+                        "bytes_per_block, num_blocks, and segments must be non-zero"),
+                Arguments.of(
+                        "two segments whose stride overlaps K",
+                        new KvLayout(8, 4096, 1024, 2, 33792),
+                        "kv_stride_bytes 1024 overlaps the K segment: with 2 segments it must be >= bytes_per_block "
+                                + "4096"),
+                Arguments.of(
+                        "equal stride one byte short of the copied length",
+                        new KvLayout(4, 1024, 1024, 2, 5119),
+                        "registered memory too small: need 5120 bytes, got 5119"));
     }
 
     @ParameterizedTest(name = "{0}")

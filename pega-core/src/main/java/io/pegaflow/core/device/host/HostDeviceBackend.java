@@ -6,6 +6,7 @@ import io.pegaflow.core.device.LayerMemory;
 import io.pegaflow.sys.LibC;
 import io.pegaflow.sys.NativeException;
 import io.pegaflow.sys.Posix;
+import io.pegaflow.sys.SelfVmCopy;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -15,7 +16,8 @@ import java.util.Map;
 
 /**
  * The device backend for machines without a GPU: a worker's "device memory" is a POSIX shared-memory object in
- * {@code /dev/shm}, described by a {@link HostShmDescriptor}, and copies are native memcpy.
+ * {@code /dev/shm}, described by a {@link HostShmDescriptor}, and copies are done by the kernel ({@link
+ * HostDeviceCopier}).
  *
  * <p>Each object is mapped once (keyed by name and inode, so a re-created object of the same name gets a fresh
  * mapping) and shared by every layer in it. Thread-safe.
@@ -29,6 +31,10 @@ public final class HostDeviceBackend implements DeviceBackend {
     }
 
     HostDeviceBackend(Path shmDir) {
+        if (!SelfVmCopy.available()) {
+            throw new IllegalStateException("the host backend copies with process_vm_readv/process_vm_writev, which "
+                    + "this process may not call (a seccomp profile that forbids them?); allow both system calls");
+        }
         this.shmDir = shmDir;
     }
 
