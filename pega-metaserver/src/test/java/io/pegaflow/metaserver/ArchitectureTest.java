@@ -46,13 +46,15 @@ class ArchitectureTest {
     }
 
     @Test
-    void shouldLayerEdgeOverConfigurationOverIndexOverNodes() {
+    void shouldLayerEdgeOverConfigurationAndMetricsOverIndexOverNodes() {
         layeredArchitecture()
                 .consideringOnlyDependenciesInLayers()
                 .layer("edge")
                 .definedBy("io.pegaflow.metaserver.grpc..", "io.pegaflow.metaserver.web..")
                 .layer("config")
                 .definedBy("io.pegaflow.metaserver.config..")
+                .layer("metrics")
+                .definedBy("io.pegaflow.metaserver.metrics..")
                 .layer("index")
                 .definedBy("io.pegaflow.metaserver.index..")
                 .layer("node")
@@ -61,8 +63,10 @@ class ArchitectureTest {
                 .mayNotBeAccessedByAnyLayer()
                 .whereLayer("config")
                 .mayOnlyBeAccessedByLayers("edge")
+                .whereLayer("metrics")
+                .mayOnlyBeAccessedByLayers("edge")
                 .whereLayer("index")
-                .mayOnlyBeAccessedByLayers("edge", "config")
+                .mayOnlyBeAccessedByLayers("edge", "config", "metrics")
                 .check(metaserver);
     }
 

@@ -4,17 +4,19 @@ import io.grpc.ForwardingServerCall.SimpleForwardingServerCall;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
-import io.grpc.ServerInterceptor;
 import io.grpc.Status;
+import io.pegaflow.edge.rpc.EdgeInterceptor;
+import io.pegaflow.edge.rpc.EdgeStage;
 import io.pegaflow.metaserver.node.MetaserverEpoch;
 import io.pegaflow.proto.ext.MetaserverMetadata;
 
 /**
  * Adds {@code pega-metaserver-epoch: <epoch>} to every response: in the headers of a successful call and in the
  * trailers of one that fails before sending headers (a trailers-only response). A server that sees the value change
- * knows this metaserver restarted with an empty index and re-announces its blocks. No reference message changes.
+ * knows this metaserver restarted with an empty index and re-announces its blocks. No reference message changes. It
+ * sits outside the exception mapping ({@link EdgeStage#RESPONSE_METADATA}), so mapped failures carry it too.
  */
-public final class EpochHeaderInterceptor implements ServerInterceptor {
+public final class EpochHeaderInterceptor implements EdgeInterceptor {
 
     private final String epoch;
 
@@ -45,5 +47,10 @@ public final class EpochHeaderInterceptor implements ServerInterceptor {
                     }
                 },
                 headers);
+    }
+
+    @Override
+    public EdgeStage stage() {
+        return EdgeStage.RESPONSE_METADATA;
     }
 }

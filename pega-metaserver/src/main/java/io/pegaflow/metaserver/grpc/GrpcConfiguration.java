@@ -1,24 +1,40 @@
 package io.pegaflow.metaserver.grpc;
 
-import io.micrometer.core.instrument.MeterRegistry;
+import io.pegaflow.edge.EdgeConfiguration;
+import io.pegaflow.edge.metrics.CatalogMeters;
+import io.pegaflow.edge.rpc.RpcMetricsInterceptor;
+import io.pegaflow.metaserver.metrics.MetaserverMetric;
 import io.pegaflow.metaserver.node.MetaserverEpoch;
+import io.pegaflow.proto.MetaServerGrpc;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.grpc.server.GlobalServerInterceptor;
+import org.springframework.context.annotation.Import;
 
-/** Registers the interceptors that Spring gRPC applies to every service of the metaserver. */
+/**
+ * The metaserver's part of the shared RPC edge (docs/decisions/0007): its exception mapping, its RPC metrics and the
+ * epoch header. The edge's chain applies the interceptors in their stages.
+ */
 @Configuration(proxyBeanMethods = false)
+@Import(EdgeConfiguration.class)
 class GrpcConfiguration {
 
     @Bean
-    @GlobalServerInterceptor
+    MetaserverExceptionHandler metaserverExceptionHandler() {
+        return new MetaserverExceptionHandler();
+    }
+
+    @Bean
     EpochHeaderInterceptor epochHeaderInterceptor(MetaserverEpoch epoch) {
         return new EpochHeaderInterceptor(epoch);
     }
 
+    /** {@code pegaflow_metaserver_rpc_requests_total} and {@code _duration_seconds} (spec/cluster.md §1.9). */
     @Bean
-    @GlobalServerInterceptor
-    RpcMetricsInterceptor rpcMetricsInterceptor(MeterRegistry registry) {
-        return new RpcMetricsInterceptor(registry);
+    RpcMetricsInterceptor rpcMetricsInterceptor(CatalogMeters meters) {
+        return new RpcMetricsInterceptor(
+                meters,
+                MetaServerGrpc.SERVICE_NAME,
+                MetaserverMetric.PEGAFLOW_METASERVER_RPC_REQUESTS,
+                MetaserverMetric.PEGAFLOW_METASERVER_RPC_DURATION);
     }
 }

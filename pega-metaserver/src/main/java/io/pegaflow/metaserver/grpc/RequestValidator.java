@@ -2,14 +2,14 @@ package io.pegaflow.metaserver.grpc;
 
 import com.google.protobuf.ByteString;
 import io.grpc.Status;
-import io.grpc.StatusException;
+import io.grpc.StatusRuntimeException;
 import io.pegaflow.metaserver.config.MetaserverProperties;
 import java.util.List;
 import java.util.UUID;
 import java.util.regex.Pattern;
 
 /**
- * Request checks with clear {@code INVALID_ARGUMENT} messages. The reference only parses node_id and rejects empty
+ * Request checks with clear {@code INVALID_ARGUMENT} messages, thrown as statuses that the edge passes through. The reference only parses node_id and rejects empty
  * hash lists; the node address, sizes and lengths are our additions, so a misconfigured client or an oversized batch
  * gets a message that names the field and the limit instead of being indexed.
  */
@@ -31,7 +31,7 @@ final class RequestValidator {
      * Parses node_id in the forms the reference's uuid crate accepts: hyphenated, 32 hex digits, {@code {...}} and
      * {@code urn:uuid:...}. Java's {@link UUID#fromString} alone would take "1-2-3-4-5".
      */
-    static UUID nodeId(String raw) throws StatusException {
+    static UUID nodeId(String raw) {
         String text = raw;
         if (text.regionMatches(true, 0, "urn:uuid:", 0, 9)) {
             text = text.substring(9);
@@ -50,7 +50,7 @@ final class RequestValidator {
     }
 
     /** The owner address: {@code host:port}, as the server advertises it (it is also the RDMA requester id). */
-    static String node(String raw) throws StatusException {
+    static String node(String raw) {
         if (raw.isEmpty()) {
             throw invalid("invalid node: node cannot be empty (expected the server's advertised host:port)");
         }
@@ -71,7 +71,7 @@ final class RequestValidator {
     }
 
     /** Limits on a non-empty hash list and its namespace. */
-    void hashes(String namespace, List<ByteString> hashes) throws StatusException {
+    void hashes(String namespace, List<ByteString> hashes) {
         if (namespace.length() > limits.maxNamespaceChars()) {
             throw invalid("namespace is " + namespace.length() + " characters long; at most "
                     + limits.maxNamespaceChars() + " are accepted (pega.metaserver.max-namespace-chars)");
@@ -92,8 +92,8 @@ final class RequestValidator {
         }
     }
 
-    private static StatusException invalid(String message) {
-        return Status.INVALID_ARGUMENT.withDescription(message).asException();
+    private static StatusRuntimeException invalid(String message) {
+        return Status.INVALID_ARGUMENT.withDescription(message).asRuntimeException();
     }
 
     private static String echo(String raw) {

@@ -4,7 +4,7 @@ package io.pegaflow.metaserver.node;
  * A lifecycle rule refused a request: the gRPC layer maps every reason to {@code FAILED_PRECONDITION} with the
  * reference's message text ({@link Reason#wireMessage()}), so clients written for the reference react the same way.
  */
-public final class SessionRejectedException extends Exception {
+public final class SessionRejectedException extends RuntimeException {
 
     private static final long serialVersionUID = 1L;
 

@@ -9,217 +9,202 @@ import io.pegaflow.core.engine.LeaseLoad;
 import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.core.engine.QueryOutcome;
 import io.pegaflow.core.engine.RegisterCommand;
-import io.pegaflow.proto.*;
-import io.pegaflow.server.config.PegaProperties;
+import io.pegaflow.core.error.EngineException;
+import io.pegaflow.edge.access.AdminAccess;
+import io.pegaflow.edge.lifecycle.ShutdownCoordinator;
+import io.pegaflow.proto.EngineGrpc;
+import io.pegaflow.proto.HealthRequest;
+import io.pegaflow.proto.HealthResponse;
+import io.pegaflow.proto.LoadRequest;
+import io.pegaflow.proto.LoadResponse;
+import io.pegaflow.proto.QueryBlocksForTransferRequest;
+import io.pegaflow.proto.QueryBlocksForTransferResponse;
+import io.pegaflow.proto.QueryLoading;
+import io.pegaflow.proto.QueryReady;
+import io.pegaflow.proto.QueryRequest;
+import io.pegaflow.proto.QueryResponse;
+import io.pegaflow.proto.RdmaHandshakeRequest;
+import io.pegaflow.proto.RdmaHandshakeResponse;
+import io.pegaflow.proto.RegisterContextRequest;
+import io.pegaflow.proto.RegisterContextResponse;
+import io.pegaflow.proto.ReleaseRequest;
+import io.pegaflow.proto.ReleaseResponse;
+import io.pegaflow.proto.ReleaseTransferLockRequest;
+import io.pegaflow.proto.ReleaseTransferLockResponse;
+import io.pegaflow.proto.ResponseStatus;
+import io.pegaflow.proto.SaveLayer;
+import io.pegaflow.proto.SaveRequest;
+import io.pegaflow.proto.SaveResponse;
+import io.pegaflow.proto.SessionEvent;
+import io.pegaflow.proto.SessionRequest;
+import io.pegaflow.proto.ShutdownRequest;
+import io.pegaflow.proto.ShutdownResponse;
+import io.pegaflow.proto.UnregisterRequest;
+import io.pegaflow.proto.UnregisterResponse;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.boot.SpringApplication;
-import org.springframework.context.ApplicationContext;
 import org.springframework.stereotype.Service;
 
 /**
  * {@code pegaflow.Engine} over gRPC, wire-compatible with the reference connector. Translates and delegates: every
- * rule lives in the engine. Successful replies always carry {@code status{ok:true}} because the client requires the
- * field; failures are gRPC statuses with the reference's texts.
+ * rule lives in the engine, an engine error propagates out of the method and {@link EngineExceptionHandler} maps it to
+ * its status once; the edge's interceptors count and time every call. Successful replies always carry
+ * {@code status{ok:true}} because the client requires the field; failures are gRPC statuses with the reference's
+ * texts.
  */
 @Service
-public class EngineGrpcService extends EngineGrpc.EngineImplBase {
+class EngineGrpcService extends EngineGrpc.EngineImplBase {
     private static final Logger LOG = LoggerFactory.getLogger(EngineGrpcService.class);
     private static final ResponseStatus OK =
             ResponseStatus.newBuilder().setOk(true).build();
     private static final String RDMA_OFF = "RDMA transfer engine is not configured";
+    static final String SHUTDOWN_DENIED =
+            "Shutdown from a remote caller needs 'authorization: Bearer <pega.admin.token>'";
 
     private final PegaEngine engine;
-    private final RpcMetrics metrics;
-    private final PegaProperties properties;
-    private final ApplicationContext context;
+    private final AdminAccess access;
+    private final ShutdownCoordinator shutdown;
 
-    public EngineGrpcService(
-            PegaEngine engine, RpcMetrics metrics, PegaProperties properties, ApplicationContext context) {
+    EngineGrpcService(PegaEngine engine, AdminAccess access, ShutdownCoordinator shutdown) {
         this.engine = engine;
-        this.metrics = metrics;
-        this.properties = properties;
-        this.context = context;
+        this.access = access;
+        this.shutdown = shutdown;
     }
 
-    private <T> void unary(String method, StreamObserver<T> out, Supplier<T> body) {
-        long started = System.nanoTime();
-        T reply;
-        try {
-            reply = body.get();
-        } catch (RuntimeException e) {
-            metrics.record(method, GrpcErrors.statusLabel(e), System.nanoTime() - started);
-            if (!(e instanceof io.pegaflow.core.error.EngineException)) {
-                LOG.error("{} failed unexpectedly", method, e);
-            }
-            out.onError(GrpcErrors.toStatus(e));
-            return;
-        }
-        metrics.record(method, "ok", System.nanoTime() - started);
-        out.onNext(reply);
+    private static <T> void reply(StreamObserver<T> out, T response) {
+        out.onNext(response);
         out.onCompleted();
     }
 
     @Override
     public void registerContextBatch(RegisterContextRequest r, StreamObserver<RegisterContextResponse> out) {
-        unary("register_context_batch", out, () -> {
-            List<byte[]> wrappers = new ArrayList<>(r.getWrapperBytesCount());
-            for (ByteString b : r.getWrapperBytesList()) {
-                wrappers.add(b.toByteArray());
-            }
-            engine.registerContextBatch(new RegisterCommand(
-                    r.getInstanceId(),
-                    r.getNamespace(),
-                    Integer.toUnsignedLong(r.getTpRank()),
-                    Integer.toUnsignedLong(r.getTpSize()),
-                    Integer.toUnsignedLong(r.getWorldSize()),
-                    r.getDeviceId(),
-                    Integer.toUnsignedLong(r.getNumLayers()),
-                    Integer.toUnsignedLong(r.getPpRank()),
-                    List.copyOf(r.getLayerNamesList()),
-                    wrappers,
-                    longs(r.getNumBlocksList()),
-                    longs(r.getBytesPerBlockList()),
-                    longs(r.getKvStrideBytesList()),
-                    unsigned(r.getSegmentsList())));
-            return RegisterContextResponse.newBuilder().setStatus(OK).build();
-        });
+        List<byte[]> wrappers = new ArrayList<>(r.getWrapperBytesCount());
+        for (ByteString b : r.getWrapperBytesList()) {
+            wrappers.add(b.toByteArray());
+        }
+        engine.registerContextBatch(new RegisterCommand(
+                r.getInstanceId(),
+                r.getNamespace(),
+                Integer.toUnsignedLong(r.getTpRank()),
+                Integer.toUnsignedLong(r.getTpSize()),
+                Integer.toUnsignedLong(r.getWorldSize()),
+                r.getDeviceId(),
+                Integer.toUnsignedLong(r.getNumLayers()),
+                Integer.toUnsignedLong(r.getPpRank()),
+                List.copyOf(r.getLayerNamesList()),
+                wrappers,
+                longs(r.getNumBlocksList()),
+                longs(r.getBytesPerBlockList()),
+                longs(r.getKvStrideBytesList()),
+                unsigned(r.getSegmentsList())));
+        reply(out, RegisterContextResponse.newBuilder().setStatus(OK).build());
     }
 
     @Override
     public void save(SaveRequest r, StreamObserver<SaveResponse> out) {
-        unary("save", out, () -> {
-            List<LayerSave> saves = new ArrayList<>(r.getSavesCount());
-            for (SaveLayer layer : r.getSavesList()) {
-                saves.add(new LayerSave(
-                        layer.getLayerName(), ints(layer.getBlockIdsList()), bytes(layer.getBlockHashesList())));
-            }
-            engine.save(
-                    r.getInstanceId(),
-                    Integer.toUnsignedLong(r.getTpRank()),
-                    Integer.toUnsignedLong(r.getPpRank()),
-                    r.getDeviceId(),
-                    saves);
-            return SaveResponse.newBuilder().setStatus(OK).build();
-        });
+        List<LayerSave> saves = new ArrayList<>(r.getSavesCount());
+        for (SaveLayer layer : r.getSavesList()) {
+            saves.add(new LayerSave(
+                    layer.getLayerName(), ints(layer.getBlockIdsList()), bytes(layer.getBlockHashesList())));
+        }
+        engine.save(
+                r.getInstanceId(),
+                Integer.toUnsignedLong(r.getTpRank()),
+                Integer.toUnsignedLong(r.getPpRank()),
+                r.getDeviceId(),
+                saves);
+        reply(out, SaveResponse.newBuilder().setStatus(OK).build());
     }
 
     @Override
     public void load(LoadRequest r, StreamObserver<LoadResponse> out) {
-        unary("load", out, () -> {
-            List<LeaseLoad> loads = new ArrayList<>(r.getLoadsCount());
-            for (io.pegaflow.proto.LeaseLoad l : r.getLoadsList()) {
-                loads.add(new LeaseLoad(l.getLease().toByteArray(), ints(l.getBlockIdsList())));
-            }
-            engine.load(
-                    r.getInstanceId(),
-                    Integer.toUnsignedLong(r.getTpRank()),
-                    r.getDeviceId(),
-                    r.getLoadStateShm(),
-                    List.copyOf(r.getLayerNamesList()),
-                    loads);
-            return LoadResponse.newBuilder().setStatus(OK).build();
-        });
+        List<LeaseLoad> loads = new ArrayList<>(r.getLoadsCount());
+        for (io.pegaflow.proto.LeaseLoad l : r.getLoadsList()) {
+            loads.add(new LeaseLoad(l.getLease().toByteArray(), ints(l.getBlockIdsList())));
+        }
+        engine.load(
+                r.getInstanceId(),
+                Integer.toUnsignedLong(r.getTpRank()),
+                r.getDeviceId(),
+                r.getLoadStateShm(),
+                List.copyOf(r.getLayerNamesList()),
+                loads);
+        reply(out, LoadResponse.newBuilder().setStatus(OK).build());
     }
 
     @Override
     public void queryPrefetch(QueryRequest r, StreamObserver<QueryResponse> out) {
-        unary("query_prefetch", out, () -> {
-            QueryOutcome o = engine.queryPrefetch(r.getInstanceId(), bytes(r.getBlockHashesList()), r.getReqId());
-            if (o.loading()) {
-                return QueryResponse.newBuilder()
-                        .setLoading(QueryLoading.getDefaultInstance())
-                        .build();
-            }
-            return QueryResponse.newBuilder()
-                    .setReady(QueryReady.newBuilder()
-                            .setNumHitBlocks(o.hitBlocks())
-                            .setLease(ByteString.copyFrom(o.lease())))
-                    .build();
-        });
+        QueryOutcome o = engine.queryPrefetch(r.getInstanceId(), bytes(r.getBlockHashesList()), r.getReqId());
+        if (o.loading()) {
+            reply(
+                    out,
+                    QueryResponse.newBuilder()
+                            .setLoading(QueryLoading.getDefaultInstance())
+                            .build());
+            return;
+        }
+        reply(
+                out,
+                QueryResponse.newBuilder()
+                        .setReady(QueryReady.newBuilder()
+                                .setNumHitBlocks(o.hitBlocks())
+                                .setLease(ByteString.copyFrom(o.lease())))
+                        .build());
     }
 
     @Override
     public void release(ReleaseRequest r, StreamObserver<ReleaseResponse> out) {
-        unary("release", out, () -> {
-            engine.release(r.getLease().toByteArray());
-            return ReleaseResponse.getDefaultInstance();
-        });
+        engine.release(r.getLease().toByteArray());
+        reply(out, ReleaseResponse.getDefaultInstance());
     }
 
     @Override
     public void unregisterContext(UnregisterRequest r, StreamObserver<UnregisterResponse> out) {
-        unary("unregister_context", out, () -> {
-            engine.unregister(r.getInstanceId());
-            return UnregisterResponse.newBuilder().setStatus(OK).build();
-        });
+        engine.unregister(r.getInstanceId());
+        reply(out, UnregisterResponse.newBuilder().setStatus(OK).build());
     }
 
     @Override
     public void queryBlocksForTransfer(
             QueryBlocksForTransferRequest r, StreamObserver<QueryBlocksForTransferResponse> out) {
-        unary("query_blocks_for_transfer", out, () -> {
-            throw io.pegaflow.core.error.EngineException.failedPrecondition(RDMA_OFF);
-        });
+        throw EngineException.failedPrecondition(RDMA_OFF);
     }
 
     @Override
     public void releaseTransferLock(ReleaseTransferLockRequest r, StreamObserver<ReleaseTransferLockResponse> out) {
-        unary("release_transfer_lock", out, () -> {
-            throw io.pegaflow.core.error.EngineException.failedPrecondition(RDMA_OFF);
-        });
+        throw EngineException.failedPrecondition(RDMA_OFF);
     }
 
     @Override
     public void rdmaHandshake(RdmaHandshakeRequest r, StreamObserver<RdmaHandshakeResponse> out) {
-        unary("rdma_handshake", out, () -> {
-            throw io.pegaflow.core.error.EngineException.failedPrecondition(RDMA_OFF);
-        });
+        throw EngineException.failedPrecondition(RDMA_OFF);
     }
 
     @Override
     public void health(HealthRequest r, StreamObserver<HealthResponse> out) {
-        unary("health", out, () -> HealthResponse.newBuilder().setStatus(OK).build());
+        reply(out, HealthResponse.newBuilder().setStatus(OK).build());
     }
 
+    /** Answers first, then stops the process through the coordinator (the reply leaves during graceful shutdown). */
     @Override
     public void shutdown(ShutdownRequest r, StreamObserver<ShutdownResponse> out) {
-        boolean loopback = Boolean.TRUE.equals(CallerContext.LOOPBACK.get());
-        String token = properties.admin().token();
-        if (!loopback && (token.isEmpty() || !token.equals(CallerContext.TOKEN.get()))) {
-            metrics.record("shutdown", "PERMISSION_DENIED", 0);
-            out.onError(Status.PERMISSION_DENIED
-                    .withDescription("Shutdown from a remote caller needs 'authorization: Bearer <pega.admin.token>'")
-                    .asRuntimeException());
-            return;
+        if (!access.permitsCurrentGrpcCall()) {
+            throw Status.PERMISSION_DENIED.withDescription(SHUTDOWN_DENIED).asRuntimeException();
         }
-        unary("shutdown", out, () -> ShutdownResponse.newBuilder().setStatus(OK).build());
-        Thread stopper = new Thread(
-                () -> {
-                    LOG.info("Shutdown RPC received: stopping");
-                    System.exit(SpringApplication.exit(context, () -> 0));
-                },
-                "pega-shutdown");
-        stopper.setDaemon(false);
-        stopper.start();
+        reply(out, ShutdownResponse.newBuilder().setStatus(OK).build());
+        LOG.info("Shutdown RPC received");
+        shutdown.requestShutdown("Shutdown RPC");
     }
 
     @Override
     public void session(SessionRequest r, StreamObserver<SessionEvent> out) {
-        long token;
-        try {
-            token = engine.openSession(
-                    r.getInstanceId(),
-                    r.getNamespace(),
-                    Integer.toUnsignedLong(r.getTpSize()),
-                    Integer.toUnsignedLong(r.getWorldSize()));
-        } catch (RuntimeException e) {
-            out.onError(GrpcErrors.toStatus(e));
-            return;
-        }
+        long token = engine.openSession(
+                r.getInstanceId(),
+                r.getNamespace(),
+                Integer.toUnsignedLong(r.getTpSize()),
+                Integer.toUnsignedLong(r.getWorldSize()));
         String instanceId = r.getInstanceId();
         // The stream never yields; its end (client death, cancel, GOAWAY) is the liveness signal.
         ((ServerCallStreamObserver<SessionEvent>) out).setOnCancelHandler(() -> {

@@ -4,10 +4,8 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.pegaflow.core.engine.CleanupResult;
 import io.pegaflow.core.engine.MemoryCleanupResult;
 import io.pegaflow.core.engine.PegaEngine;
-import io.pegaflow.server.config.PegaProperties;
+import io.pegaflow.edge.access.AdminAccess;
 import jakarta.servlet.http.HttpServletRequest;
-import java.net.InetAddress;
-import java.net.UnknownHostException;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -21,19 +19,19 @@ import org.springframework.web.bind.annotation.RestController;
 
 /**
  * The reference's HTTP operations surface (spec/engine-api.md §9) with its paths and JSON shapes. Mutating
- * endpoints answer callers on loopback, or callers presenting {@code Authorization: Bearer <pega.admin.token>};
- * the reference served them to anyone.
+ * endpoints ask the one {@link AdminAccess} rule (a loopback socket peer, or {@code Authorization: Bearer
+ * <pega.admin.token>}); the reference served them to anyone.
  */
 @RestController
 class OperationsController {
     private final PegaEngine engine;
     private final PrometheusMeterRegistry prometheus;
-    private final PegaProperties properties;
+    private final AdminAccess access;
 
-    OperationsController(PegaEngine engine, PrometheusMeterRegistry prometheus, PegaProperties properties) {
+    OperationsController(PegaEngine engine, PrometheusMeterRegistry prometheus, AdminAccess access) {
         this.engine = engine;
         this.prometheus = prometheus;
-        this.properties = properties;
+        this.access = access;
     }
 
     @GetMapping(path = "/health", produces = MediaType.TEXT_PLAIN_VALUE)
@@ -86,24 +84,11 @@ class OperationsController {
     }
 
     private ResponseEntity<?> authorize(HttpServletRequest request) {
-        if (isLoopback(request.getRemoteAddr())) {
-            return null;
-        }
-        String token = properties.admin().token();
-        String auth = request.getHeader("Authorization");
-        if (!token.isEmpty() && ("Bearer " + token).equals(auth)) {
+        if (access.permits(request)) {
             return null;
         }
         return ResponseEntity.status(HttpStatus.FORBIDDEN)
                 .contentType(MediaType.TEXT_PLAIN)
                 .body("mutating endpoints need 'Authorization: Bearer <pega.admin.token>' from a remote caller");
-    }
-
-    private static boolean isLoopback(String address) {
-        try {
-            return InetAddress.getByName(address).isLoopbackAddress();
-        } catch (UnknownHostException e) {
-            return false;
-        }
     }
 }

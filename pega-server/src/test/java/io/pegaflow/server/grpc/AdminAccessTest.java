@@ -28,11 +28,14 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -153,6 +156,51 @@ class AdminAccessTest {
             } catch (AssertionError | RuntimeException | IOException e) {
                 throw server.failure("server without an admin token misbehaved", e);
             }
+        }
+    }
+
+    /**
+     * Issue 10, defect 6: with forwarded headers trusted (Spring Boot's default on Kubernetes; here every peer is
+     * trusted), Tomcat takes {@code X-Forwarded-For: 127.0.0.1} as the caller's address. The access log proves that
+     * Tomcat believed it; the admin rule judges the socket peer and still refuses.
+     */
+    @Test
+    void shouldRefuseARemoteCallerThatClaimsLoopbackInXForwardedFor() throws Exception {
+        Path accessLogs = dir.resolve("access-logs");
+        try (ChildServer server = start(
+                "forwarded",
+                "--server.forward-headers-strategy=native",
+                "--server.tomcat.remoteip.internal-proxies=.*",
+                "--server.tomcat.accesslog.enabled=true",
+                "--server.tomcat.accesslog.buffered=false",
+                "--server.tomcat.accesslog.request-attributes-enabled=true",
+                "--server.tomcat.accesslog.directory=" + accessLogs,
+                "--server.tomcat.accesslog.pattern=%a %r")) {
+            try {
+                for (String path : MUTATING) {
+                    HttpRequest forged = request(server, path)
+                            .header("X-Forwarded-For", "127.0.0.1")
+                            .POST(HttpRequest.BodyPublishers.noBody())
+                            .build();
+                    assertDenied(HTTP.send(forged, HttpResponse.BodyHandlers.ofString()));
+                }
+                assertThat(accessLog(accessLogs))
+                        .as("Tomcat took the forged header as the caller's address")
+                        .contains("127.0.0.1 POST /instances/cleanup");
+                assertStillServing(server);
+            } catch (AssertionError | RuntimeException | IOException e) {
+                throw server.failure("server trusting forwarded headers misbehaved", e);
+            }
+        }
+    }
+
+    private static String accessLog(Path directory) throws IOException {
+        try (Stream<Path> files = Files.list(directory)) {
+            StringBuilder text = new StringBuilder();
+            for (Path file : files.toList()) {
+                text.append(Files.readString(file, StandardCharsets.UTF_8));
+            }
+            return text.toString();
         }
     }
 

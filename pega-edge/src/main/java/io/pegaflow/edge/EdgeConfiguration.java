@@ -1,0 +1,77 @@
+package io.pegaflow.edge;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.pegaflow.edge.access.AdminCallerInterceptor;
+import io.pegaflow.edge.access.SocketPeerValve;
+import io.pegaflow.edge.lifecycle.ShutdownCoordinator;
+import io.pegaflow.edge.metrics.CatalogMeters;
+import io.pegaflow.edge.rpc.EdgeExceptionInterceptor;
+import io.pegaflow.edge.rpc.EdgeInterceptor;
+import io.pegaflow.edge.rpc.EdgeInterceptorChain;
+import io.pegaflow.edge.rpc.FallbackExceptionHandler;
+import io.pegaflow.edge.rpc.InternalErrorLog;
+import java.time.Clock;
+import java.util.stream.Stream;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.tomcat.ConfigurableTomcatWebServerFactory;
+import org.springframework.boot.web.server.WebServerFactoryCustomizer;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.grpc.server.GlobalServerInterceptor;
+import org.springframework.grpc.server.exception.CompositeGrpcExceptionHandler;
+import org.springframework.grpc.server.exception.GrpcExceptionHandler;
+
+/**
+ * The shared edge, imported by both applications ({@code @Import(EdgeConfiguration.class)}). Each app adds its own
+ * {@link GrpcExceptionHandler} bean for its exception types, an {@link io.pegaflow.edge.rpc.RpcMetricsInterceptor} over
+ * its catalog entries, its other {@link EdgeInterceptor}s (never {@code @GlobalServerInterceptor} beans: the chain
+ * orders them), and, where it has mutating operations, an {@link io.pegaflow.edge.access.AdminAccess} built from its
+ * token property.
+ */
+@Configuration(proxyBeanMethods = false)
+public class EdgeConfiguration {
+
+    /** Uses the app's {@link Clock} bean when it has exactly one (the metaserver does), the system clock otherwise. */
+    @Bean
+    InternalErrorLog internalErrorLog(ObjectProvider<Clock> clock) {
+        return new InternalErrorLog(clock.getIfUnique(Clock::systemUTC));
+    }
+
+    /** The app's only global interceptor: every {@link EdgeInterceptor} bean, in stage order. */
+    @Bean
+    @GlobalServerInterceptor
+    EdgeInterceptorChain edgeInterceptorChain(ObjectProvider<EdgeInterceptor> interceptors) {
+        return new EdgeInterceptorChain(interceptors.orderedStream().toList());
+    }
+
+    /** The app's handlers in their order, then the fallback that maps everything else (and logs INTERNAL). */
+    @Bean
+    EdgeExceptionInterceptor edgeExceptionInterceptor(
+            ObjectProvider<GrpcExceptionHandler> handlers, InternalErrorLog log) {
+        GrpcExceptionHandler[] chain = Stream.concat(
+                        handlers.orderedStream(), Stream.of(new FallbackExceptionHandler(log)))
+                .toArray(GrpcExceptionHandler[]::new);
+        return new EdgeExceptionInterceptor(new CompositeGrpcExceptionHandler(chain));
+    }
+
+    @Bean
+    AdminCallerInterceptor adminCallerInterceptor() {
+        return new AdminCallerInterceptor();
+    }
+
+    @Bean
+    WebServerFactoryCustomizer<ConfigurableTomcatWebServerFactory> socketPeerValve() {
+        return factory -> factory.addEngineValves(new SocketPeerValve());
+    }
+
+    @Bean
+    ShutdownCoordinator shutdownCoordinator(ConfigurableApplicationContext context) {
+        return new ShutdownCoordinator(context);
+    }
+
+    @Bean
+    CatalogMeters catalogMeters(MeterRegistry registry) {
+        return new CatalogMeters(registry);
+    }
+}

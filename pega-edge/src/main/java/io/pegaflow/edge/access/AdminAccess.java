@@ -1,0 +1,96 @@
+package io.pegaflow.edge.access;
+
+import jakarta.servlet.http.HttpServletRequest;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.regex.Pattern;
+
+/**
+ * The one rule for mutating operations (the Shutdown RPC, the HTTP cleanup endpoints, and whatever an admin API adds):
+ * a caller is admitted when its <em>socket peer</em> is on this host (a loopback address, an in-process or Unix-domain
+ * transport), or when it presents {@code Bearer <token>} and a token is configured. The reference admitted anyone.
+ *
+ * <p>The peer is the address of the connection itself, never a value from {@code X-Forwarded-For} or
+ * {@code Forwarded}: Spring Boot trusts those headers from private ranges when it detects Kubernetes, and any pod
+ * could then claim to be 127.0.0.1. For HTTP the peer comes from {@link SocketPeerValve}, for gRPC from
+ * {@link AdminCallerInterceptor}; a request that passed neither is treated as remote. The token is compared in
+ * constant time (as SHA-256 digests, so not even its length leaks). Immutable and thread-safe.
+ */
+public final class AdminAccess {
+
+    private static final Pattern IPV4_LITERAL = Pattern.compile("\\d{1,3}(\\.\\d{1,3}){3}");
+    private static final String BEARER = "Bearer ";
+
+    private final byte[] expected;
+
+    /** @param token the admin bearer token; empty means no token: only local callers are admitted */
+    public AdminAccess(String token) {
+        this.expected = token.isEmpty() ? null : sha256(BEARER + token);
+    }
+
+    /** Whether a token is configured, i.e. remote callers can be admitted at all. */
+    public boolean tokenConfigured() {
+        return expected != null;
+    }
+
+    /**
+     * The rule itself.
+     *
+     * @param peer the connection's remote address; {@code null} (unknown) counts as remote
+     * @param authorization the caller's {@code Authorization} value, or {@code null}
+     */
+    public boolean permits(SocketAddress peer, String authorization) {
+        return isLocal(peer) || presentsToken(authorization);
+    }
+
+    /** The rule for the gRPC call being served; needs {@link AdminCallerInterceptor} on the server. */
+    public boolean permitsCurrentGrpcCall() {
+        return permits(AdminCallerInterceptor.PEER.get(), AdminCallerInterceptor.AUTHORIZATION.get());
+    }
+
+    /** The rule for an HTTP request; needs {@link SocketPeerValve} in the Tomcat engine. */
+    public boolean permits(HttpServletRequest request) {
+        Object peer = request.getAttribute(SocketPeerValve.ATTRIBUTE);
+        InetAddress address = peer instanceof String literal ? literal(literal) : null;
+        SocketAddress socket = address == null ? null : new InetSocketAddress(address, 0);
+        return permits(socket, request.getHeader("Authorization"));
+    }
+
+    private boolean presentsToken(String authorization) {
+        return expected != null && authorization != null && MessageDigest.isEqual(expected, sha256(authorization));
+    }
+
+    /** Loopback, or a transport that cannot leave the host (in-process, Unix domain). */
+    static boolean isLocal(SocketAddress peer) {
+        if (peer instanceof InetSocketAddress inet) {
+            InetAddress a = inet.getAddress();
+            return a != null && a.isLoopbackAddress();
+        }
+        return peer != null;
+    }
+
+    /** A numeric address as Tomcat reports the peer; anything else (a host name) is not resolved. */
+    static InetAddress literal(String text) {
+        if (!text.contains(":") && !IPV4_LITERAL.matcher(text).matches()) {
+            return null;
+        }
+        try {
+            return InetAddress.getByName(text);
+        } catch (UnknownHostException e) {
+            return null;
+        }
+    }
+
+    private static byte[] sha256(String value) {
+        try {
+            return MessageDigest.getInstance("SHA-256").digest(value.getBytes(StandardCharsets.UTF_8));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every JVM provides SHA-256", e);
+        }
+    }
+}

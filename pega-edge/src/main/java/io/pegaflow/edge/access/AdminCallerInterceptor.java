@@ -1,0 +1,38 @@
+package io.pegaflow.edge.access;
+
+import io.grpc.Context;
+import io.grpc.Contexts;
+import io.grpc.Grpc;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.pegaflow.edge.rpc.EdgeInterceptor;
+import io.pegaflow.edge.rpc.EdgeStage;
+import java.net.SocketAddress;
+
+/**
+ * Puts the call's transport peer and its {@code authorization} metadata into the gRPC {@link Context}, where
+ * {@link AdminAccess#permitsCurrentGrpcCall()} reads them. The peer is the transport's remote address; gRPC has no
+ * forwarding headers, and none would be read.
+ */
+public final class AdminCallerInterceptor implements EdgeInterceptor {
+
+    static final Context.Key<SocketAddress> PEER = Context.key("pega-caller-peer");
+    static final Context.Key<String> AUTHORIZATION = Context.key("pega-caller-authorization");
+    private static final Metadata.Key<String> AUTHORIZATION_KEY =
+            Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
+
+    @Override
+    public <Q, R> ServerCall.Listener<Q> interceptCall(
+            ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
+        Context caller = Context.current()
+                .withValue(PEER, call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR))
+                .withValue(AUTHORIZATION, headers.get(AUTHORIZATION_KEY));
+        return Contexts.interceptCall(caller, call, headers, next);
+    }
+
+    @Override
+    public EdgeStage stage() {
+        return EdgeStage.REQUEST;
+    }
+}

@@ -1,0 +1,42 @@
+package io.pegaflow.server.grpc;
+
+import io.grpc.Status;
+import io.grpc.StatusException;
+import io.pegaflow.core.error.EngineException;
+import io.pegaflow.edge.rpc.InternalErrorLog;
+import io.pegaflow.sys.NativeException;
+import org.springframework.grpc.server.exception.GrpcExceptionHandler;
+
+/**
+ * Maps the engine's errors to gRPC statuses, once, for every RPC (spec/engine-api.md §2.3): the engine's message is
+ * already the reference's exact text and travels as the description unchanged. INTERNAL ones go through
+ * {@link InternalErrorLog}, so their cause reaches the log. Anything else is left to the edge's fallback.
+ */
+final class EngineExceptionHandler implements GrpcExceptionHandler {
+
+    private final InternalErrorLog log;
+
+    EngineExceptionHandler(InternalErrorLog log) {
+        this.log = log;
+    }
+
+    @Override
+    public StatusException handleException(Throwable exception) {
+        if (exception instanceof EngineException e) {
+            return switch (e.kind()) {
+                case INVALID_ARGUMENT -> status(Status.INVALID_ARGUMENT, e);
+                case FAILED_PRECONDITION -> status(Status.FAILED_PRECONDITION, e);
+                case UNAVAILABLE -> status(Status.UNAVAILABLE, e);
+                case INTERNAL -> log.internal(e.getMessage(), e);
+            };
+        }
+        if (exception instanceof NativeException e) {
+            return log.internal("storage error: " + e.getMessage(), e);
+        }
+        return null;
+    }
+
+    private static StatusException status(Status code, EngineException e) {
+        return code.withDescription(e.getMessage()).asException();
+    }
+}
