@@ -1,7 +1,7 @@
 package io.pegaflow.core.block;
 
+import io.pegaflow.core.memory.RefCount;
 import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 
 /**
  * A complete block: one {@link SlotData} for every slot ({@code num_layers × tp_size}), immutable once sealed.
@@ -11,19 +11,11 @@ import java.lang.invoke.VarHandle;
  * {@link #retain()} or {@link #tryRetain()} and gives it back with {@link #release()}. The last release returns every
  * slot's pinned memory. Thread-safe.
  *
- * <p>The count is a plain field behind a {@link VarHandle} rather than an {@code AtomicInteger}: one object and one
- * pointer chase less per block, on the paths that touch every block of a query or save.
+ * <p>The count is a plain field behind the shared {@link RefCount} rather than an {@code AtomicInteger}: one object
+ * and one pointer chase less per block, on the paths that touch every block of a query or save.
  */
 public final class SealedBlock {
-    private static final VarHandle REFS;
-
-    static {
-        try {
-            REFS = MethodHandles.lookup().findVarHandle(SealedBlock.class, "refs", int.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
+    private static final RefCount REFS = RefCount.of(MethodHandles.lookup(), SealedBlock.class, "refs", "block");
 
     private final SlotData[] slots;
     private final long footprintBytes;
@@ -55,46 +47,33 @@ public final class SealedBlock {
     }
 
     public int refCount() {
-        return refs;
+        return REFS.get(this);
     }
 
     /**
      * Adds a holder. The caller must already hold a reference (or own the block through a structure that does).
      *
-     * <p>A compare-and-set, not an add-then-undo: the undo would leave a transient count of 1 on a freed block, and a
-     * concurrent {@link #tryRetain()} could take it (jcstress {@code SealedBlockStrayRetainVsTryRetain}).
-     *
      * @throws IllegalStateException when the block was already freed
      */
     public void retain() {
-        if (!tryRetain()) {
-            throw new IllegalStateException("retain of a released block");
-        }
+        REFS.retain(this);
     }
 
     /** Adds a holder unless the block was already freed: the weak-reference upgrade used by background tiers. */
     public boolean tryRetain() {
-        for (; ; ) {
-            int current = refs;
-            if (current <= 0) {
-                return false;
-            }
-            if (REFS.compareAndSet(this, current, current + 1)) {
-                return true;
-            }
-        }
+        return REFS.tryRetain(this);
     }
 
-    /** Drops a holder; the last one frees every slot's memory exactly once. */
+    /**
+     * Drops a holder; the last one frees every slot's memory exactly once.
+     *
+     * @throws IllegalStateException when the block has no holders left
+     */
     public void release() {
-        int now = (int) REFS.getAndAdd(this, -1) - 1;
-        if (now == 0) {
+        if (REFS.release(this)) {
             for (SlotData slot : slots) {
                 slot.release();
             }
-        } else if (now < 0) {
-            REFS.getAndAdd(this, 1);
-            throw new IllegalStateException("release of a block with no holders");
         }
     }
 }

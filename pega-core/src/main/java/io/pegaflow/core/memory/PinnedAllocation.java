@@ -1,7 +1,6 @@
 package io.pegaflow.core.memory;
 
 import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 
 /**
  * A reference-counted slice of a {@link PinnedMemoryPool} shard: {@link #address()} to
@@ -12,18 +11,11 @@ import java.lang.invoke.VarHandle;
  * the last release) and later exactly one {@link #release()}. The release that brings the count to 0 returns the slice
  * to its shard; from then on the address must not be used and the count can never rise again.
  *
- * <p>Thread-safe: the count is changed only by compare-and-set, so the slice is freed exactly once.
+ * <p>Thread-safe: the count is changed only by compare-and-set ({@link RefCount}), so the slice is freed exactly once.
  */
 public final class PinnedAllocation {
-    private static final VarHandle REF_COUNT;
-
-    static {
-        try {
-            REF_COUNT = MethodHandles.lookup().findVarHandle(PinnedAllocation.class, "refCount", int.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
+    private static final RefCount REF_COUNT =
+            RefCount.of(MethodHandles.lookup(), PinnedAllocation.class, "refCount", "allocation");
 
     private final PoolShard shard;
     private final int handle;
@@ -52,7 +44,7 @@ public final class PinnedAllocation {
 
     /** The current count; 0 once freed. A snapshot, for metrics and assertions. */
     public int refCount() {
-        return refCount;
+        return REF_COUNT.get(this);
     }
 
     /**
@@ -61,27 +53,12 @@ public final class PinnedAllocation {
      * @throws IllegalStateException when the slice was already freed
      */
     public void retain() {
-        if (!tryRetain()) {
-            throw new IllegalStateException("retain of a released allocation: " + this);
-        }
+        REF_COUNT.retain(this);
     }
 
     /** Adds a reference unless the slice was already freed; false then. */
     public boolean tryRetain() {
-        int current = refCount;
-        while (true) {
-            if (current <= 0) {
-                return false;
-            }
-            if (current == Integer.MAX_VALUE) {
-                throw new IllegalStateException("reference count overflow: " + this);
-            }
-            int witness = (int) REF_COUNT.compareAndExchange(this, current, current + 1);
-            if (witness == current) {
-                return true;
-            }
-            current = witness;
-        }
+        return REF_COUNT.tryRetain(this);
     }
 
     /**
@@ -90,18 +67,7 @@ public final class PinnedAllocation {
      * @throws IllegalStateException when the count is already 0 (a release without a matching reference)
      */
     public void release() {
-        int current = refCount;
-        while (true) {
-            if (current <= 0) {
-                throw new IllegalStateException("release of an already released allocation: " + this);
-            }
-            int witness = (int) REF_COUNT.compareAndExchange(this, current, current - 1);
-            if (witness == current) {
-                break;
-            }
-            current = witness;
-        }
-        if (current == 1) {
+        if (REF_COUNT.release(this)) {
             shard.free(handle, sizeBytes);
         }
     }
@@ -114,6 +80,6 @@ public final class PinnedAllocation {
     @Override
     public String toString() {
         return "PinnedAllocation[address=0x" + Long.toHexString(address) + ", sizeBytes=" + sizeBytes + ", " + shard
-                + ", refCount=" + refCount + "]";
+                + ", refCount=" + refCount() + "]";
     }
 }

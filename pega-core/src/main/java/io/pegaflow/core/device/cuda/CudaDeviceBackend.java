@@ -3,13 +3,13 @@ package io.pegaflow.core.device.cuda;
 import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.device.DeviceCopier;
 import io.pegaflow.core.device.LayerMemory;
+import io.pegaflow.core.device.MappingCache;
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.memory.MemoryRegionInfo;
 import io.pegaflow.sys.cuda.Cuda;
 import io.pegaflow.sys.cuda.CudaException;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -25,7 +25,7 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>
  *   wrapper_bytes --restricted unpickler--> CudaIpcWrapper --uuid--> device ordinal (== request device_id)
- *        (device, 64-byte handle) --cuIpcOpenMemHandle once, refcounted--> Mapping(base, allocation size)
+ *        (device, 64-byte handle) --cuIpcOpenMemHandle once, MappingCache--> Mapping(base, allocation size)
  *        LayerMemory = base + storage offset (+ tensor offset), size = storage size
  *   copier per (instance, device): save lane {stream, event}, load lane {stream, event}, created on the lane thread
  * </pre>
@@ -191,9 +191,7 @@ public final class CudaDeviceBackend implements DeviceBackend {
         if (d == null) {
             return 0;
         }
-        synchronized (d) {
-            return d.mappings.size();
-        }
+        return d.mappings.size();
     }
 
     // ------------------------------------------------------------------ layers
@@ -228,15 +226,17 @@ public final class CudaDeviceBackend implements DeviceBackend {
                     + " lies past the storage of " + w.storageSizeBytes() + " bytes");
         }
         DeviceState d = device(deviceId);
-        Mapping m = d.acquire(w.ipcHandle());
+        MappingCache.Entry<String, Mapping> m =
+                d.mappings.acquire(java.util.HexFormat.of().formatHex(w.ipcHandle()));
         long end = w.storageOffsetBytes() + w.storageSizeBytes();
-        if (end < 0 || end > m.allocationBytes) {
-            d.release(m);
+        long allocationBytes = m.mapping().allocationBytes();
+        if (end < 0 || end > allocationBytes) {
+            m.release();
             throw EngineException.invalidArgument("wrapper_bytes: storage [" + w.storageOffsetBytes() + ", " + end
-                    + ") lies outside the shared allocation of " + m.allocationBytes + " bytes");
+                    + ") lies outside the shared allocation of " + allocationBytes + " bytes");
         }
         return new CudaLayerMemory(
-                d, m, m.base + w.storageOffsetBytes() + tensorOffset, w.storageSizeBytes() - tensorOffset);
+                d, m, m.mapping().base() + w.storageOffsetBytes() + tensorOffset, w.storageSizeBytes() - tensorOffset);
     }
 
     @Override
@@ -335,8 +335,8 @@ public final class CudaDeviceBackend implements DeviceBackend {
         final int numaNode;
         /** Read side: a copy in flight. Write side: closing a mapping. */
         final ReentrantReadWriteLock copyGate = new ReentrantReadWriteLock();
-        /** Guarded by {@code this}. Keyed by the handle's hex. */
-        final Map<String, Mapping> mappings = new HashMap<>();
+        /** Keyed by the handle's hex. */
+        final MappingCache<String, Mapping> mappings = new MappingCache<>(this::open, this::unmap);
 
         DeviceState(int ordinal, int device, long ctx, String uuid, String pciBusId, int numaNode) {
             this.ordinal = ordinal;
@@ -347,13 +347,8 @@ public final class CudaDeviceBackend implements DeviceBackend {
             this.numaNode = numaNode;
         }
 
-        synchronized Mapping acquire(byte[] handle) {
-            String key = java.util.HexFormat.of().formatHex(handle);
-            Mapping m = mappings.get(key);
-            if (m != null) {
-                m.refs++;
-                return m;
-            }
+        private Mapping open(String key) {
+            byte[] handle = java.util.HexFormat.of().parseHex(key);
             long base;
             long size;
             try {
@@ -374,25 +369,15 @@ public final class CudaDeviceBackend implements DeviceBackend {
             } catch (CudaException e) {
                 throw EngineException.internal("register tensor failed: " + e.getMessage(), e);
             }
-            m = new Mapping(key, base, size);
-            mappings.put(key, m);
-            return m;
+            return new Mapping(base, size);
         }
 
-        /** Drops one reference; the last one waits for in-flight copies on this device, then unmaps. */
-        synchronized void release(Mapping m) {
-            if (--m.refs > 0) {
-                return;
-            }
-            mappings.remove(m.key);
-            unmap(m);
-        }
-
+        /** The last layer's close: waits for in-flight copies on this device, then unmaps. */
         private void unmap(Mapping m) {
             copyGate.writeLock().lock();
             try {
                 Cuda.ctxSetCurrent(ctx);
-                Cuda.ipcCloseMemHandle(m.base);
+                Cuda.ipcCloseMemHandle(m.base());
             } catch (CudaException e) {
                 log.warn("device {}: closing an IPC mapping failed: {}", ordinal, e.getMessage());
             } finally {
@@ -400,43 +385,26 @@ public final class CudaDeviceBackend implements DeviceBackend {
             }
         }
 
-        synchronized void closeAllMappings() {
-            if (!mappings.isEmpty()) {
-                log.warn(
-                        "device {}: {} IPC mapping(s) still open at backend close; unmapping",
-                        ordinal,
-                        mappings.size());
+        void closeAllMappings() {
+            int open = mappings.closeAll();
+            if (open > 0) {
+                log.warn("device {}: {} IPC mapping(s) were still open at backend close; unmapped", ordinal, open);
             }
-            for (Mapping m : mappings.values()) {
-                unmap(m);
-            }
-            mappings.clear();
         }
     }
 
-    /** One opened IPC allocation. {@code refs} is guarded by the owning {@link DeviceState}. */
-    static final class Mapping {
-        final String key;
-        final long base;
-        final long allocationBytes;
-        int refs = 1;
-
-        Mapping(String key, long base, long allocationBytes) {
-            this.key = key;
-            this.base = base;
-            this.allocationBytes = allocationBytes;
-        }
-    }
+    /** One opened IPC allocation; shared by its layers through the device's {@link MappingCache}. */
+    record Mapping(long base, long allocationBytes) {}
 
     /** A layer: one reference on a mapping, given back exactly once. */
     static final class CudaLayerMemory implements LayerMemory {
         private final DeviceState device;
-        private final Mapping mapping;
+        private final MappingCache.Entry<String, Mapping> mapping;
         private final long base;
         private final long size;
         private final AtomicBoolean released = new AtomicBoolean();
 
-        CudaLayerMemory(DeviceState device, Mapping mapping, long base, long size) {
+        CudaLayerMemory(DeviceState device, MappingCache.Entry<String, Mapping> mapping, long base, long size) {
             this.device = device;
             this.mapping = mapping;
             this.base = base;
@@ -456,7 +424,7 @@ public final class CudaDeviceBackend implements DeviceBackend {
         @Override
         public void close() {
             if (released.compareAndSet(false, true)) {
-                device.release(mapping);
+                mapping.release();
             }
         }
 

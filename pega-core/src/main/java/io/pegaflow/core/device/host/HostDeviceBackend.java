@@ -3,6 +3,7 @@ package io.pegaflow.core.device.host;
 import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.device.DeviceCopier;
 import io.pegaflow.core.device.LayerMemory;
+import io.pegaflow.core.device.MappingCache;
 import io.pegaflow.sys.LibC;
 import io.pegaflow.sys.NativeException;
 import io.pegaflow.sys.Posix;
@@ -11,20 +12,23 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.util.HashMap;
-import java.util.Map;
 
 /**
  * The device backend for machines without a GPU: a worker's "device memory" is a POSIX shared-memory object in
  * {@code /dev/shm}, described by a {@link HostShmDescriptor}, and copies are done by the kernel ({@link
  * HostDeviceCopier}).
  *
- * <p>Each object is mapped once (keyed by name and inode, so a re-created object of the same name gets a fresh
- * mapping) and shared by every layer in it. Thread-safe.
+ * <p>Each object is mapped once (keyed by path and inode, so a re-created object of the same name gets a fresh
+ * mapping) and shared by every layer in it, through the {@link MappingCache} the CUDA backend uses for its IPC
+ * mappings. Thread-safe.
  */
 public final class HostDeviceBackend implements DeviceBackend {
     private final Path shmDir;
-    private final Map<String, ShmMapping> mappings = new HashMap<>();
+    private final MappingCache<ShmKey, ShmMapping> mappings =
+            new MappingCache<>(HostDeviceBackend::map, HostDeviceBackend::unmap);
+
+    /** Which object: its path and inode (a re-created object of the same name is another object). */
+    record ShmKey(Path path, Object inode) {}
 
     public HostDeviceBackend() {
         this(Path.of("/dev/shm"));
@@ -47,31 +51,28 @@ public final class HostDeviceBackend implements DeviceBackend {
     public LayerMemory openLayer(int deviceId, byte[] wrapperBytes) {
         HostShmDescriptor d = HostShmDescriptor.parse(wrapperBytes);
         Path path = shmDir.resolve(d.name());
-        String key;
+        ShmKey key;
         try {
             Object inode = Files.getAttribute(path, "unix:ino", LinkOption.NOFOLLOW_LINKS);
             if (!Files.isRegularFile(path, LinkOption.NOFOLLOW_LINKS)) {
                 throw HostShmDescriptor.bad(path + " is not a regular shared-memory object");
             }
-            key = d.name() + "#" + inode;
+            key = new ShmKey(path, inode);
         } catch (IOException | UnsupportedOperationException e) {
             throw HostShmDescriptor.bad(path + " cannot be opened: " + e.getMessage());
         }
-        ShmMapping mapping = acquire(key, path);
+        MappingCache.Entry<ShmKey, ShmMapping> mapping = mappings.acquire(key);
         long end = d.offset() + d.size();
-        if (end < 0 || end > mapping.sizeBytes()) {
+        if (end < 0 || end > mapping.mapping().sizeBytes()) {
             mapping.release();
             throw HostShmDescriptor.bad("range [" + d.offset() + ", " + end + ") exceeds " + path + " of "
-                    + mapping.sizeBytes() + " bytes");
+                    + mapping.mapping().sizeBytes() + " bytes");
         }
         return new HostLayerMemory(mapping, d.offset(), d.size());
     }
 
-    private synchronized ShmMapping acquire(String key, Path path) {
-        ShmMapping existing = mappings.get(key);
-        if (existing != null && existing.tryRetain()) {
-            return existing;
-        }
+    private static ShmMapping map(ShmKey key) {
+        Path path = key.path();
         int fd = -1;
         try {
             fd = Posix.open(path.toString(), LibC.O_RDWR | LibC.O_NOFOLLOW, 0);
@@ -79,10 +80,7 @@ public final class HostDeviceBackend implements DeviceBackend {
             if (size <= 0) {
                 throw HostShmDescriptor.bad(path + " is empty");
             }
-            long address = Posix.mmapShared(fd, size, path.toString());
-            ShmMapping mapping = new ShmMapping(key, address, size, this);
-            mappings.put(key, mapping);
-            return mapping;
+            return new ShmMapping(Posix.mmapShared(fd, size, path.toString()), size);
         } catch (NativeException e) {
             throw HostShmDescriptor.bad(path + " cannot be mapped: " + e.getMessage());
         } finally {
@@ -91,12 +89,13 @@ public final class HostDeviceBackend implements DeviceBackend {
         }
     }
 
-    synchronized void forget(ShmMapping mapping) {
-        mappings.remove(mapping.key(), mapping);
+    private static void unmap(ShmMapping mapping) {
+        // OFF-HEAP: every layer over this mapping has been closed, after its lanes drained.
+        Posix.munmap(mapping.address(), mapping.sizeBytes());
     }
 
     /** Objects currently mapped; tests assert this returns to 0 after teardown. */
-    public synchronized int mappedObjects() {
+    public int mappedObjects() {
         return mappings.size();
     }
 
