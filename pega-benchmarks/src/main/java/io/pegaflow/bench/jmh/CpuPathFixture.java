@@ -1,6 +1,8 @@
 package io.pegaflow.bench.jmh;
 
+import io.pegaflow.core.engine.BlockIndexListener;
 import io.pegaflow.core.engine.EngineConfig;
+import io.pegaflow.core.engine.EngineContext;
 import io.pegaflow.core.engine.LayerSave;
 import io.pegaflow.core.engine.LeaseLoad;
 import io.pegaflow.core.engine.PegaEngine;
@@ -90,6 +92,17 @@ final class CpuPathFixture implements AutoCloseable {
     }
 
     static CpuPathFixture create(int blocks, int layers, long bytesPerBlock, Layout layout, BenchBackend backend) {
+        return create(blocks, layers, bytesPerBlock, layout, backend, List.of());
+    }
+
+    /** As above, with cluster-index listeners installed in the engine from the start. */
+    static CpuPathFixture create(
+            int blocks,
+            int layers,
+            long bytesPerBlock,
+            Layout layout,
+            BenchBackend backend,
+            List<BlockIndexListener> indexListeners) {
         long layerBytes = blocks * bytesPerBlock;
         long deviceBytes = layout == Layout.SHARED ? layerBytes : layerBytes * layers;
         long registered = layerBytes * layers;
@@ -107,7 +120,12 @@ final class CpuPathFixture implements AutoCloseable {
                     new PoolConfig(4 * registered + SLACK_BYTES, 1, false, PoolConfig.NO_NUMA_NODE, bytesPerBlock, 0);
             // A lease TTL far beyond any run, so no lease expires between the untimed query and the timed load.
             EngineConfig config = EngineConfig.defaults(poolConfig).withLeaseTtl(Duration.ofHours(1));
-            engine = PegaEngine.create(config, PinnedMemoryPool.create(poolConfig), backend.create());
+            EngineContext context = new EngineContext()
+                    .config(config)
+                    .pool(PinnedMemoryPool.create(poolConfig))
+                    .backend(backend.create());
+            indexListeners.forEach(context::indexListener);
+            engine = PegaEngine.launch(context);
 
             List<String> names = new ArrayList<>(layers);
             List<byte[]> wrappers = new ArrayList<>(layers);

@@ -74,11 +74,9 @@ public class SaveFlushMetaserverEnqueueBenchmark extends SaveBenchmark {
 
     @Override
     CpuPathFixture createFixture() {
-        CpuPathFixture created =
-                CpuPathFixture.create(n, 1, 1024, CpuPathFixture.Layout.SHARED, BenchBackend.of(backend));
         listener = new EnqueueListener();
-        created.engine().setIndexListener(listener);
-        return created;
+        return CpuPathFixture.create(
+                n, 1, 1024, CpuPathFixture.Layout.SHARED, BenchBackend.of(backend), List.of(listener));
     }
 
     @Benchmark
@@ -90,8 +88,7 @@ public class SaveFlushMetaserverEnqueueBenchmark extends SaveBenchmark {
     /** Still the inherited trial teardown (not re-annotated, see {@link SaveInsertFlushCpuMultilayerBenchmark}). */
     @Override
     public void tearDown() {
-        fixture.engine().setIndexListener(null);
-        listener.stop();
         super.tearDown();
+        listener.stop();
     }
 }

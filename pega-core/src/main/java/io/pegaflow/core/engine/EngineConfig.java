@@ -13,7 +13,8 @@ import java.time.Duration;
  * @param inflightMaxAge age after which a block still missing slots is dropped (300 s)
  * @param evictionBatch blocks evicted per reclaim step when an allocation fails (64)
  * @param blockwiseAlloc one pool allocation per block instead of one per layer per Save
- * @param hostAlignmentBytes host segment padding: 512 when the SSD tier needs O_DIRECT alignment, else 1
+ * @param hostAlignmentBytes host segment padding, at least; the engine raises it to what its tiers need (512 with
+ *     the SSD tier's O_DIRECT)
  * @param admission {@code lru} or {@code tinylfu}
  */
 public record EngineConfig(
@@ -63,6 +64,18 @@ public record EngineConfig(
                 evictionBatch,
                 blockwiseAlloc,
                 hostAlignmentBytes,
+                admission);
+    }
+
+    public EngineConfig withHostAlignmentBytes(long alignmentBytes) {
+        return new EngineConfig(
+                pool,
+                leaseTtl,
+                maintenanceInterval,
+                inflightMaxAge,
+                evictionBatch,
+                blockwiseAlloc,
+                alignmentBytes,
                 admission);
     }
 

@@ -1,9 +1,6 @@
 package io.pegaflow.core.engine;
 
 import io.pegaflow.core.agent.NanoClock;
-import io.pegaflow.core.block.BlockKey;
-import io.pegaflow.core.block.SealedBlock;
-import io.pegaflow.core.cache.AdmissionPolicy;
 import io.pegaflow.core.cache.BlockCache;
 import io.pegaflow.core.cache.EvictedBlocks;
 import io.pegaflow.core.device.DeviceBackend;
@@ -13,9 +10,10 @@ import io.pegaflow.core.instance.Instance;
 import io.pegaflow.core.lease.LeaseTable;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.metrics.EngineMetrics;
-import io.pegaflow.core.tier.BackingTier;
 import io.pegaflow.core.tier.PrefetchTable;
+import io.pegaflow.core.tier.ReclaimingAllocator;
 import io.pegaflow.core.tier.SealedBlockSpill;
+import io.pegaflow.core.tier.TierChain;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
@@ -27,13 +25,19 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The engine facade: everything the gRPC and HTTP adapters call. It owns the pool, the RAM index, the lease table,
- * the sealing worker and the instances; the device backend is handed in and closed last.
+ * the sealing worker, the instances, the backing tiers and the device backend.
  *
  * <p>Every public method is thread-safe and validates its request in the reference's order with its messages, so the
  * adapters only translate. Errors are {@link EngineException}s whose kind decides the gRPC code.
  *
- * <p>Lifecycle: construct, serve, {@link #close()} once (idempotent): instances are torn down (lanes drained,
- * mappings closed), leases released, the index drained, then the pool and the backend closed.
+ * <p>Assembly: one {@link EngineContext}, concluded once, then {@link #launch}; the engine is immutable afterwards
+ * (no setters, no late binding). Its parts are built bottom-up from the context, so none of them holds the facade:
+ * the tiers get the {@link ReclaimingAllocator} with each fetch, the reclaimer gets the index announcements and the
+ * sealer's barrier, the sealer gets the spills and the announcements.
+ *
+ * <p>Lifecycle: launch, serve, {@link #close()} once (idempotent): instances are torn down (lanes drained, mappings
+ * closed), the sealing worker stopped, the tiers closed in reverse order, leases released, the index drained, then
+ * the pool and the backend closed.
  */
 public final class PegaEngine implements AutoCloseable, BlockIndexListener.ResidentBlocks {
     private static final Logger LOG = LoggerFactory.getLogger(PegaEngine.class);
@@ -46,6 +50,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
     private final LeaseTable leases;
     private final InstanceRegistry instances = new InstanceRegistry();
     private final SessionTable sessions = new SessionTable();
+    private final TierChain tiers;
     private final SealWorker sealer;
     private final PoolReclaimer reclaimer;
     private final PrefetchTable prefetch;
@@ -54,42 +59,53 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
     private final QueryPath queryPath;
     private final RegisterPath registerPath;
     private final AtomicBoolean closed = new AtomicBoolean();
-    private volatile BlockIndexListener indexListener = BlockIndexListener.NONE;
-    private volatile SealedBlockSpill spill = SealedBlockSpill.NONE;
 
-    public PegaEngine(
-            EngineConfig config,
-            PinnedMemoryPool pool,
-            DeviceBackend backend,
-            AdmissionPolicy admission,
-            BackingTier backingTier,
-            NanoClock clock) {
-        this.config = config;
-        this.pool = pool;
-        this.backend = backend;
-        this.cache = new BlockCache(admission);
+    private PegaEngine(EngineContext ctx) {
+        this.config = ctx.config();
+        this.pool = ctx.pool();
+        this.backend = ctx.backend();
+        this.tiers = ctx.chain();
+        NanoClock clock = ctx.clock();
+        this.cache = new BlockCache(ctx.admission());
         this.leases = new LeaseTable(clock, config.leaseTtl().toNanos());
-        this.reclaimer = new PoolReclaimer(
-                pool, cache, metrics, config.evictionBatch(), this::announceEviction, this::awaitPendingSeals);
-        this.sealer = new SealWorker(cache, metrics, clock, this::onInserted);
-        this.prefetch = new PrefetchTable(backingTier, cache, metrics, clock);
+        IndexAnnouncements announcements = new IndexAnnouncements(ctx.indexListeners());
+        List<SealedBlockSpill> spills = ctx.spills();
+        this.sealer = new SealWorker(cache, metrics, clock, (namespace, keys, blocks) -> {
+            for (SealedBlockSpill spill : spills) {
+                spill.offer(keys, blocks);
+            }
+            announcements.sealed(namespace, keys);
+        });
+        this.reclaimer = new PoolReclaimer(pool, cache, metrics, config.evictionBatch(), announcements, sealer);
+        this.prefetch = new PrefetchTable(tiers, reclaimer, cache, metrics, clock);
         this.savePath = new SavePath(instances, cache, reclaimer, sealer, metrics, clock, config.blockwiseAlloc());
         this.loadPath = new LoadPath(instances, leases, metrics, clock);
         this.queryPath = new QueryPath(instances, cache, leases, metrics, prefetch);
         this.registerPath = new RegisterPath(instances, backend, config.hostAlignmentBytes());
     }
 
-    /** An engine with LRU admission, no backing tier and the system clock. */
-    public static PegaEngine create(EngineConfig config, PinnedMemoryPool pool, DeviceBackend backend) {
-        return new PegaEngine(config, pool, backend, AdmissionPolicy.ALWAYS, null, NanoClock.SYSTEM);
+    /**
+     * Concludes {@code ctx} (unless it already was) and starts an engine from it. Ownership of the context's pool,
+     * backend and tiers passes to this call: the engine closes them, and if the launch fails they are closed before
+     * the exception leaves.
+     *
+     * @throws IllegalArgumentException when the context is incomplete or unusable
+     */
+    public static PegaEngine launch(EngineContext ctx) {
+        try {
+            if (!ctx.isConcluded()) {
+                ctx.conclude();
+            }
+            return new PegaEngine(ctx);
+        } catch (RuntimeException | Error e) {
+            ctx.closeOwned();
+            throw e;
+        }
     }
 
-    public void setIndexListener(BlockIndexListener listener) {
-        this.indexListener = listener == null ? BlockIndexListener.NONE : listener;
-    }
-
-    public void setSpill(SealedBlockSpill spill) {
-        this.spill = spill == null ? SealedBlockSpill.NONE : spill;
+    /** An engine with the configured admission, no backing tier and the system clock (tests, benchmarks). */
+    public static PegaEngine launch(EngineConfig config, PinnedMemoryPool pool, DeviceBackend backend) {
+        return launch(new EngineContext().config(config).pool(pool).backend(backend));
     }
 
     // ---------------------------------------------------------------- RPCs
@@ -216,39 +232,10 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         }
     }
 
-    /** The reclaimer's last resort before "pool exhausted": let queued Saves become evictable. Never throws. */
-    private void awaitPendingSeals() {
-        try {
-            sealer.flush().get(30, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (ExecutionException | TimeoutException e) {
-            LOG.warn("waiting for pending seals failed: {}", e.toString());
-        }
-    }
-
     @Override
     public void forEachResident(int batchSize, BlockIndexListener sink) {
-        cache.forEachKeyBatch(batchSize, batch -> {
-            java.util.Map<String, List<byte[]>> byNamespace = new java.util.LinkedHashMap<>();
-            for (BlockKey key : batch) {
-                byNamespace
-                        .computeIfAbsent(key.namespace(), k -> new ArrayList<>())
-                        .add(key.hash());
-            }
-            byNamespace.forEach(sink::onSealed);
-        });
-    }
-
-    /**
-     * Allocates pool memory for a block a backing tier re-materialises, evicting RAM blocks when the pool is full
-     * (the same path as Save). Called by the tier's own threads, never under an engine lock.
-     *
-     * @return the allocation (one reference, owned by the caller), or null when the pool stays full
-     */
-    public io.pegaflow.core.memory.PinnedAllocation allocateWithReclaim(long bytes) {
-        ensureOpen();
-        return reclaimer.allocate(bytes);
+        cache.forEachKeyBatch(
+                batchSize, batch -> IndexAnnouncements.byNamespace(batch).forEach(sink::onSealed));
     }
 
     // ---------------------------------------------------------------- views for metrics and the admin surface
@@ -281,8 +268,14 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         return backend.name();
     }
 
+    /** The configuration as concluded: the host alignment is the one in force (512 with the SSD tier). */
     public EngineConfig config() {
         return config;
+    }
+
+    /** The backing tiers' names, in fetch order (empty without tiers). */
+    public List<String> tierNames() {
+        return tiers.names();
     }
 
     // ---------------------------------------------------------------- internals
@@ -302,31 +295,6 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         return tensors;
     }
 
-    private void onInserted(String namespace, List<BlockKey> keys, List<SealedBlock> blocks) {
-        spill.offer(keys, blocks);
-        BlockIndexListener listener = indexListener;
-        if (listener == BlockIndexListener.NONE) {
-            return; // nobody to announce to: skip the per-block hash list
-        }
-        List<byte[]> hashes = new ArrayList<>(keys.size());
-        for (BlockKey key : keys) {
-            hashes.add(key.hash());
-        }
-        listener.onSealed(namespace, hashes);
-    }
-
-    private void announceEviction(EvictedBlocks evicted) {
-        BlockIndexListener listener = indexListener;
-        if (listener == BlockIndexListener.NONE) {
-            return;
-        }
-        java.util.Map<String, List<byte[]>> byNamespace = new java.util.LinkedHashMap<>();
-        for (BlockKey key : evicted.keys()) {
-            byNamespace.computeIfAbsent(key.namespace(), k -> new ArrayList<>()).add(key.hash());
-        }
-        byNamespace.forEach(listener::onEvicted);
-    }
-
     private void ensureOpen() {
         if (closed.get()) {
             throw EngineException.unavailable("engine is shutting down");
@@ -341,7 +309,9 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         for (String id : instances.ids()) {
             teardown(id);
         }
-        sealer.close();
+        prefetch.collect(0); // any task left over: its blocks go back when its fetch completes, below at the latest
+        sealer.close(); // no more spills or announcements after this
+        tiers.close(); // last first; each waits for its I/O in progress, while the pool is still mapped
         leases.clear();
         EvictedBlocks evicted = cache.evictAll();
         evicted.releaseAll();

@@ -5,6 +5,7 @@ import io.pegaflow.core.cache.EvictedBlocks;
 import io.pegaflow.core.memory.PinnedAllocation;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.metrics.EngineMetrics;
+import io.pegaflow.core.tier.ReclaimingAllocator;
 
 /**
  * Allocation with reclaim (spec/storage.md §1.5): try the pool; when it has no room, evict LRU batches from the RAM
@@ -16,38 +17,41 @@ import io.pegaflow.core.metrics.EngineMetrics;
  * <p>Before giving up it waits once for the sealing worker to drain: saved blocks still queued for sealing hold pool
  * memory but are not in the index yet, so they cannot be evicted. Without this wait a fast run of Saves could fail
  * with "pool exhausted" only because the sealer had not caught up, which the cold failure path can afford to avoid.
+ *
+ * <p>The engine's {@link ReclaimingAllocator}: Save uses it, and so does every backing tier fetch. It is built from
+ * the engine's parts (pool, index, announcements, the sealer's barrier), never from the facade.
  */
-final class PoolReclaimer {
+final class PoolReclaimer implements ReclaimingAllocator {
     private final PinnedMemoryPool pool;
     private final BlockCache cache;
     private final EngineMetrics metrics;
     private final int batch;
-    private final EvictionListener listener;
-    private final Runnable awaitPendingSeals;
+    private final IndexAnnouncements announcements;
+    private final SealBarrier seals;
 
-    /** Told about every evicted batch before its references are dropped. */
-    interface EvictionListener {
-        void onEvicted(EvictedBlocks evicted);
+    /** Waits, with a deadline, until every Save queued so far is sealed into the index. Never throws. */
+    interface SealBarrier {
+        void awaitPendingSeals();
     }
 
-    /** @param awaitPendingSeals blocks until every Save queued so far is sealed into the index (bounded wait) */
     PoolReclaimer(
             PinnedMemoryPool pool,
             BlockCache cache,
             EngineMetrics metrics,
             int batch,
-            EvictionListener listener,
-            Runnable awaitPendingSeals) {
+            IndexAnnouncements announcements,
+            SealBarrier seals) {
         this.pool = pool;
         this.cache = cache;
         this.metrics = metrics;
         this.batch = batch;
-        this.listener = listener;
-        this.awaitPendingSeals = awaitPendingSeals;
+        this.announcements = announcements;
+        this.seals = seals;
     }
 
     /** Returns an allocation or null when the pool stays full after reclaim. */
-    PinnedAllocation allocate(long bytes) {
+    @Override
+    public PinnedAllocation allocate(long bytes) {
         boolean awaitedSeals = false;
         for (; ; ) {
             PinnedAllocation allocation = pool.allocate(bytes);
@@ -67,7 +71,7 @@ final class PoolReclaimer {
                 allocation = pool.allocate(bytes);
                 if (allocation == null && !awaitedSeals) {
                     awaitedSeals = true;
-                    awaitPendingSeals.run();
+                    seals.awaitPendingSeals();
                     continue;
                 }
                 if (allocation == null) {
@@ -81,7 +85,7 @@ final class PoolReclaimer {
     /** Accounts for, announces and releases one evicted batch; returns the pinned bytes freed by it. */
     long drop(EvictedBlocks evicted) {
         long usedBefore = pool.usedBytes();
-        listener.onEvicted(evicted);
+        announcements.evicted(evicted.keys());
         metrics.cacheEvictions.add(evicted.count());
         metrics.cacheEvictionsStillReferenced.add(evicted.stillReferenced());
         evicted.releaseAll();

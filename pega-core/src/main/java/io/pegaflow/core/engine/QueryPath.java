@@ -10,6 +10,7 @@ import io.pegaflow.core.lease.LeaseTable;
 import io.pegaflow.core.metrics.EngineMetrics;
 import io.pegaflow.core.tier.BackingTier;
 import io.pegaflow.core.tier.PrefetchTable;
+import io.pegaflow.core.tier.TierAttribution;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -55,7 +56,7 @@ final class QueryPath {
         }
         List<BlockKey> keys = Arrays.asList(keyArray);
         // Without a backing tier no prefetch task can exist: skip the table's monitor on every query.
-        boolean tiered = prefetch != null && prefetch.hasTier();
+        boolean tiered = prefetch.hasTier();
         if (tiered) {
             PrefetchTable.Poll poll = prefetch.poll(instanceId, reqId, keys);
             if (poll.loading()) {
@@ -71,13 +72,11 @@ final class QueryPath {
         if (tiered && hits < requested) {
             List<SealedBlock> prefix = new ArrayList<>(Arrays.asList(found).subList(0, hits));
             if (prefetch.start(instanceId, reqId, keys, prefix)) {
-                metrics.tierRam.add(hits);
-                return QueryOutcome.LOADING;
+                return QueryOutcome.LOADING; // attributed when the fetch is delivered
             }
         }
         if (requested > 0) {
-            metrics.tierRam.add(hits);
-            metrics.tierMiss.add(requested - hits);
+            TierAttribution.ramOnly(requested, hits).recordInto(metrics);
         }
         return ready(instance, found, hits, requested);
     }

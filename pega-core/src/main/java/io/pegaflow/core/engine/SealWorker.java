@@ -14,7 +14,10 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,7 +34,7 @@ import org.slf4j.LoggerFactory;
  * <p>Differences from the reference, on purpose: a save of a key that is already sealed and resident is dropped at
  * once instead of leaving an in-flight entry that never completes (it leaked until the 300 s GC).
  */
-final class SealWorker implements AutoCloseable {
+final class SealWorker implements PoolReclaimer.SealBarrier, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(SealWorker.class);
 
     private final BlockCache cache;
@@ -93,6 +96,18 @@ final class SealWorker implements AutoCloseable {
             queue.add(new Flush(done));
         }
         return done;
+    }
+
+    /** The reclaimer's last resort before "pool exhausted": let queued Saves become evictable. Never throws. */
+    @Override
+    public void awaitPendingSeals() {
+        try {
+            flush().get(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            LOG.warn("waiting for pending seals failed: {}", e.toString());
+        }
     }
 
     /** Drops in-flight blocks older than {@code maxAgeNanos}; completes with how many. */

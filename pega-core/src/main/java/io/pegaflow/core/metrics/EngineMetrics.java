@@ -1,5 +1,8 @@
 package io.pegaflow.core.metrics;
 
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -15,10 +18,6 @@ public final class EngineMetrics {
     public final LongAdder inflightGcCleaned = new LongAdder();
     public final LongAdder cacheBlockHits = new LongAdder();
     public final LongAdder cacheBlockMisses = new LongAdder();
-    public final LongAdder tierRam = new LongAdder();
-    public final LongAdder tierSsd = new LongAdder();
-    public final LongAdder tierRdma = new LongAdder();
-    public final LongAdder tierMiss = new LongAdder();
     public final LongAdder cacheInsertions = new LongAdder();
     public final LongAdder cacheAdmissionRejections = new LongAdder();
     public final LongAdder cacheEvictions = new LongAdder();
@@ -30,7 +29,34 @@ public final class EngineMetrics {
     /** Ours: saves of already-sealed blocks dropped at sealing instead of leaking an inflight entry. */
     public final LongAdder sealDuplicatesDropped = new LongAdder();
 
+    /** Requested blocks by the tier that answered them: ram, each backing tier's name, miss. */
+    private final Map<String, LongAdder> tierRequests = new ConcurrentHashMap<>();
+
     private volatile DurationRecorder saveDuration = DurationRecorder.NOOP;
+
+    public EngineMetrics() {
+        // The series a dashboard expects exist from the start, even before (or without) that tier.
+        for (String tier : new String[] {"ram", "ssd", "rdma", "miss"}) {
+            tierRequests.put(tier, new LongAdder());
+        }
+    }
+
+    /** Counts {@code blocks} requested blocks answered by {@code tier} (one query decision's share). */
+    public void countTierRequests(String tier, int blocks) {
+        tierRequests.computeIfAbsent(tier, t -> new LongAdder()).add(blocks);
+    }
+
+    /** Requested blocks answered by {@code tier} so far (0 for a tier never seen). */
+    public long tierRequests(String tier) {
+        LongAdder a = tierRequests.get(tier);
+        return a == null ? 0 : a.sum();
+    }
+
+    /** The tiers counted so far, in no particular order. */
+    public Set<String> tierNames() {
+        return Set.copyOf(tierRequests.keySet());
+    }
+
     private volatile DurationRecorder loadDuration = DurationRecorder.NOOP;
 
     public DurationRecorder saveDuration() {

@@ -2,36 +2,29 @@ package io.pegaflow.core.ssd;
 
 import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.SealedBlock;
-import io.pegaflow.core.memory.PinnedAllocation;
 import io.pegaflow.core.tier.BackingTier;
-import io.pegaflow.core.tier.SealedBlockSpill;
+import io.pegaflow.core.tier.ReclaimingAllocator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.LongFunction;
 
 /**
- * The SSD store as the engine's backing tier and spill target.
+ * The SSD store as the engine's backing tier: a query's RAM-miss suffix is fetched from SSD, bounded by
+ * {@code max-prefetch-blocks} (spec/storage.md §5): of the {@code found} readable blocks, at most
+ * {@code max - reserved} are read; the rest count as backpressure and end the prefix. The reservation is released
+ * when the read completes. Fetched blocks land in pool memory from the engine's {@link ReclaimingAllocator}, passed
+ * with each fetch. (Writing goes the other way: the store itself is the engine's spill, {@link SsdStore#offer}.)
  *
- * <ul>
- *   <li>As {@link SealedBlockSpill}: every block the sealing worker inserts into the RAM cache is offered
- *       to the store's write queue (write-behind, no reference held while queued).
- *   <li>As {@link BackingTier}: a query's RAM-miss suffix is fetched from SSD, bounded by {@code max-prefetch-blocks}
- *       (spec/storage.md §5): of the {@code found} readable blocks, at most {@code max - reserved} are read; the rest
- *       count as backpressure and end the prefix. The reservation is released when the read completes.
- * </ul>
- *
- * <p>Fetched blocks land in pool memory from the allocator bound with {@link #bindAllocator} (the engine's
- * allocate-with-eviction); until one is bound every fetch answers empty. Thread-safe.
+ * <p>Ownership: the tier owns the store; the engine that owns the tier closes it, and so the store, after the
+ * sealing worker stopped and before the pool unmaps. Thread-safe.
  */
-public final class SsdBackingTier implements BackingTier, SealedBlockSpill {
+public final class SsdBackingTier implements BackingTier {
     /** The reference server's default ({@code --max-prefetch-blocks}). */
     public static final int DEFAULT_MAX_PREFETCH_BLOCKS = 800;
 
     private final SsdStore store;
     private final int maxPrefetchBlocks;
     private final AtomicLong reserved;
-    private volatile LongFunction<PinnedAllocation> allocator;
 
     public SsdBackingTier(SsdStore store, int maxPrefetchBlocks) {
         if (maxPrefetchBlocks < 1) {
@@ -43,11 +36,6 @@ public final class SsdBackingTier implements BackingTier, SealedBlockSpill {
         this.reserved = store.metrics().prefetchReserved;
     }
 
-    /** Binds where fetched blocks get their memory, e.g. {@code engine::allocateWithReclaim}. */
-    public void bindAllocator(LongFunction<PinnedAllocation> allocator) {
-        this.allocator = allocator;
-    }
-
     public SsdStore store() {
         return store;
     }
@@ -57,11 +45,16 @@ public final class SsdBackingTier implements BackingTier, SealedBlockSpill {
         return "ssd";
     }
 
+    /** {@code O_DIRECT} moves whole 512-byte sectors straight from and into pool memory. */
+    @Override
+    public long requiredHostAlignmentBytes() {
+        return ShardLayoutDescriptor.SSD_ALIGNMENT;
+    }
+
     @SuppressWarnings("FutureReturnValueIgnored") // the budget-return stage below
     @Override
-    public CompletableFuture<List<SealedBlock>> fetchPrefix(List<BlockKey> keys) {
-        LongFunction<PinnedAllocation> target = allocator;
-        if (target == null || keys.isEmpty()) {
+    public CompletableFuture<List<SealedBlock>> fetchPrefix(List<BlockKey> keys, ReclaimingAllocator memory) {
+        if (keys.isEmpty()) {
             return CompletableFuture.completedFuture(List.of());
         }
         int found = store.readablePrefix(keys);
@@ -77,7 +70,7 @@ public final class SsdBackingTier implements BackingTier, SealedBlockSpill {
         }
         CompletableFuture<List<SealedBlock>> read;
         try {
-            read = store.readPrefix(keys.subList(0, granted), target);
+            read = store.readPrefix(keys.subList(0, granted), memory::allocate);
         } catch (RuntimeException e) {
             reserved.addAndGet(-granted);
             SsdStore.LOG.error("SSD prefetch failed to start", e);
@@ -104,12 +97,13 @@ public final class SsdBackingTier implements BackingTier, SealedBlockSpill {
         }
     }
 
-    @Override
-    public void offer(List<BlockKey> keys, List<SealedBlock> blocks) {
-        store.offer(keys, blocks);
-    }
-
     public int maxPrefetchBlocks() {
         return maxPrefetchBlocks;
+    }
+
+    /** Closes the store: waits for the I/O in progress, then closes the shard files. Idempotent. */
+    @Override
+    public void close() {
+        store.close();
     }
 }

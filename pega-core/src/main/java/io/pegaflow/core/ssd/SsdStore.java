@@ -3,6 +3,7 @@ package io.pegaflow.core.ssd;
 import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.SealedBlock;
 import io.pegaflow.core.memory.PinnedAllocation;
+import io.pegaflow.core.tier.SealedBlockSpill;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
@@ -32,7 +33,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safe. Lifecycle: {@link #open}, use, {@link #close()} (idempotent) before the pool it reads into closes.
  */
-public final class SsdStore implements AutoCloseable {
+public final class SsdStore implements SealedBlockSpill, AutoCloseable {
     static final Logger LOG = LoggerFactory.getLogger(SsdStore.class);
     private static final long FILE_CHECK_INTERVAL_NANOS = 100_000_000L;
 
@@ -111,8 +112,10 @@ public final class SsdStore implements AutoCloseable {
 
     /**
      * Queues blocks for writing; never blocks. Holds no reference: a block freed before the writer reaches it is
-     * skipped. Keys already on disk (or being written) are skipped. A full queue drops the batch (counted).
+     * skipped. Keys already on disk (or being written) are skipped. A full queue drops the batch (counted). As the
+     * engine's {@link SealedBlockSpill}, it is offered every block that entered the RAM index.
      */
+    @Override
     public void offer(List<BlockKey> keys, List<SealedBlock> blocks) {
         writer.offer(keys, blocks);
     }

@@ -3,7 +3,7 @@
  * straight from and into pinned pool memory, rebuilt from disk on restart (see {@code docs/ssd.md}).
  *
  * <p>Public API: {@link io.pegaflow.core.ssd.SsdStore} (open, offer, flush, readPrefix, status, close),
- * {@link io.pegaflow.core.ssd.SsdBackingTier} (the engine's backing tier and spill, with the
+ * which is also the engine's spill, {@link io.pegaflow.core.ssd.SsdBackingTier} (the engine's backing tier, with the
  * {@code max-prefetch-blocks} budget), {@link io.pegaflow.core.ssd.SsdConfig}, {@link io.pegaflow.core.ssd.SsdMetrics},
  * {@link io.pegaflow.core.ssd.ShardStatus} and {@link io.pegaflow.core.ssd.SsdErrorKind}. Everything else is
  * package-private: the on-disk layouts ({@code ShardLayoutDescriptor}, {@code EntryDescriptor}, {@code SlotLayout}),

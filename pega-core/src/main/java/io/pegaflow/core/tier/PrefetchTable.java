@@ -23,9 +23,13 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>Ownership: a running task holds the RAM-prefix references captured at scan time and, once complete, the fetched
  * blocks' references. Delivery hands them to the caller (the lease); discard and GC release them.
+ *
+ * <p>Attribution: a delivery is the query's decision, so it builds the query's {@link TierAttribution} (RAM prefix,
+ * each tier's share, misses) and records it once.
  */
 public final class PrefetchTable {
-    private final BackingTier tier;
+    private final TierChain chain;
+    private final ReclaimingAllocator memory;
     private final BlockCache cache;
     private final EngineMetrics metrics;
     private final NanoClock clock;
@@ -36,10 +40,10 @@ public final class PrefetchTable {
     private static final class Task {
         final List<BlockKey> keys;
         final List<SealedBlock> prefix;
-        final CompletableFuture<List<SealedBlock>> fetch;
+        final CompletableFuture<TierChain.Fetched> fetch;
         final long startedNanos;
 
-        Task(List<BlockKey> keys, List<SealedBlock> prefix, CompletableFuture<List<SealedBlock>> fetch, long started) {
+        Task(List<BlockKey> keys, List<SealedBlock> prefix, CompletableFuture<TierChain.Fetched> fetch, long started) {
             this.keys = keys;
             this.prefix = prefix;
             this.fetch = fetch;
@@ -50,9 +54,9 @@ public final class PrefetchTable {
         @SuppressWarnings("FutureReturnValueIgnored")
         void discard() {
             prefix.forEach(SealedBlock::release);
-            // Fire-and-forget: nobody waits for a discarded task, and the fetch never completes exceptionally (the
-            // BackingTier contract), so the dependent stage has no failure to report.
-            fetch.thenAccept(blocks -> blocks.forEach(SealedBlock::release));
+            // Fire-and-forget: nobody waits for a discarded task, and a chain fetch never completes exceptionally, so
+            // the dependent stage has no failure to report.
+            fetch.thenAccept(fetched -> fetched.blocks().forEach(SealedBlock::release));
         }
     }
 
@@ -62,8 +66,10 @@ public final class PrefetchTable {
         static final Poll LOADING = new Poll(true, null);
     }
 
-    public PrefetchTable(BackingTier tier, BlockCache cache, EngineMetrics metrics, NanoClock clock) {
-        this.tier = tier;
+    public PrefetchTable(
+            TierChain chain, ReclaimingAllocator memory, BlockCache cache, EngineMetrics metrics, NanoClock clock) {
+        this.chain = chain;
+        this.memory = memory;
         this.cache = cache;
         this.metrics = metrics;
         this.clock = clock;
@@ -92,11 +98,11 @@ public final class PrefetchTable {
     }
 
     private List<SealedBlock> deliver(Task task) {
-        List<SealedBlock> fetched = task.fetch.getNow(List.of());
-        int requested = task.keys.size() - task.prefix.size();
+        TierChain.Fetched result = task.fetch.getNow(null);
+        List<SealedBlock> fetched = result.blocks();
         List<BlockKey> fetchedKeys = task.keys.subList(task.prefix.size(), task.prefix.size() + fetched.size());
-        metrics.tierSsd.add(fetched.size());
-        metrics.tierMiss.add(requested - fetched.size());
+        TierAttribution.fetched(task.keys.size(), task.prefix.size(), chain.names(), result.perTier())
+                .recordInto(metrics);
         List<SealedBlock> ready = new ArrayList<>(task.prefix);
         if (!fetched.isEmpty()) {
             // One reference goes to the cache, the fetched one to the lease.
@@ -123,11 +129,12 @@ public final class PrefetchTable {
      * @return false when there is no backing tier (the caller answers from RAM alone)
      */
     public boolean start(String instanceId, String reqId, List<BlockKey> keys, List<SealedBlock> prefix) {
-        if (tier == null) {
+        if (chain.isEmpty()) {
             return false;
         }
         List<BlockKey> owned = List.copyOf(keys);
-        CompletableFuture<List<SealedBlock>> fetch = tier.fetchPrefix(owned.subList(prefix.size(), owned.size()));
+        CompletableFuture<TierChain.Fetched> fetch =
+                chain.fetchPrefix(owned.subList(prefix.size(), owned.size()), memory);
         Task task = new Task(owned, prefix, fetch, clock.nanoTime());
         Task previous;
         synchronized (this) {
@@ -178,6 +185,6 @@ public final class PrefetchTable {
     }
 
     public boolean hasTier() {
-        return tier != null;
+        return !chain.isEmpty();
     }
 }

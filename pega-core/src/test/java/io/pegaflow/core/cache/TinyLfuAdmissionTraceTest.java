@@ -2,10 +2,10 @@ package io.pegaflow.core.cache;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.device.host.HostDeviceBackend;
 import io.pegaflow.core.engine.EngineConfig;
+import io.pegaflow.core.engine.EngineContext;
 import io.pegaflow.core.engine.LayerSave;
 import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.core.engine.QueryOutcome;
@@ -63,8 +63,11 @@ class TinyLfuAdmissionTraceTest {
                 blockwise,
                 1,
                 policy);
-        try (PegaEngine engine =
-                new PegaEngine(config, pool, new HostDeviceBackend(), admission, null, NanoClock.SYSTEM)) {
+        try (PegaEngine engine = PegaEngine.launch(new EngineContext()
+                .config(config)
+                .pool(pool)
+                .backend(new HostDeviceBackend())
+                .admission(admission))) {
             byte[] wrapper = ("{\"kind\":\"host-shm\",\"name\":\"" + shmName + "\",\"offset\":0,\"size\":"
                             + (DEVICE_BLOCKS * BLOCK_BYTES) + "}")
                     .getBytes(StandardCharsets.UTF_8);

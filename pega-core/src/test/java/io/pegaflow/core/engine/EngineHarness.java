@@ -9,6 +9,7 @@ import io.pegaflow.core.device.host.HostDeviceBackend;
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
+import io.pegaflow.core.tier.BackingTier;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;
@@ -38,9 +39,20 @@ final class EngineHarness implements AutoCloseable {
     }
 
     EngineHarness(EngineConfig config) {
+        this(config, List.of());
+    }
+
+    /** An engine with backing {@code tiers}, in fetch order (the engine closes them). */
+    EngineHarness(EngineConfig config, List<BackingTier> tiers) {
         NanoClock clock = nanos::get;
-        this.engine = new PegaEngine(
-                config, PinnedMemoryPool.create(config.pool()), backend, AdmissionPolicy.ALWAYS, null, clock);
+        EngineContext context = new EngineContext()
+                .config(config)
+                .pool(PinnedMemoryPool.create(config.pool()))
+                .backend(backend)
+                .admission(AdmissionPolicy.ALWAYS)
+                .clock(clock);
+        tiers.forEach(context::tier);
+        this.engine = PegaEngine.launch(context);
     }
 
     void advance(Duration by) {

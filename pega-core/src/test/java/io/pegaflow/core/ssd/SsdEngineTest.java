@@ -4,10 +4,10 @@ import static io.pegaflow.core.ssd.SsdFixtures.MIB;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.cache.AdmissionPolicy;
 import io.pegaflow.core.device.host.HostDeviceBackend;
 import io.pegaflow.core.engine.EngineConfig;
+import io.pegaflow.core.engine.EngineContext;
 import io.pegaflow.core.engine.LayerSave;
 import io.pegaflow.core.engine.LeaseLoad;
 import io.pegaflow.core.engine.PegaEngine;
@@ -141,10 +141,13 @@ class SsdEngineTest {
                 false,
                 512,
                 "lru");
-        engine = new PegaEngine(
-                engineConfig, pool, new HostDeviceBackend(), AdmissionPolicy.ALWAYS, tier, NanoClock.SYSTEM);
-        tier.bindAllocator(engine::allocateWithReclaim);
-        engine.setSpill(tier);
+        engine = PegaEngine.launch(new EngineContext()
+                .config(engineConfig)
+                .pool(pool)
+                .backend(new HostDeviceBackend())
+                .admission(AdmissionPolicy.ALWAYS)
+                .tier(tier)
+                .spill(store));
     }
 
     @AfterEach
@@ -194,7 +197,7 @@ class SsdEngineTest {
         w.load(ready, 0, 1, 2, 3);
 
         assertThat(w.snapshot()).isEqualTo(original);
-        assertThat(engine.metrics().tierSsd.sum()).isEqualTo(BLOCKS);
+        assertThat(engine.metrics().tierRequests("ssd")).isEqualTo(BLOCKS);
         assertThat(store.metrics().prefetchBlocks.sum()).isEqualTo(BLOCKS);
         assertThat(store.shardStatus()).allSatisfy(s -> assertThat(s.entries()).isEqualTo(2));
         // The fetched blocks went into RAM: the next query hits at once without SSD.
@@ -248,8 +251,8 @@ class SsdEngineTest {
         assertThat(ready.hitBlocks()).isEqualTo(BLOCKS);
         w.load(ready, 0, 1, 2, 3);
         assertThat(w.snapshot()).isEqualTo(original);
-        assertThat(engine.metrics().tierRam.sum()).isEqualTo(2);
-        assertThat(engine.metrics().tierSsd.sum()).isEqualTo(2);
+        assertThat(engine.metrics().tierRequests("ram")).isEqualTo(2);
+        assertThat(engine.metrics().tierRequests("ssd")).isEqualTo(2);
     }
 
     @Test

@@ -1,6 +1,7 @@
 package io.pegaflow.server.config;
 
 import io.pegaflow.core.agent.AgentGroup;
+import io.pegaflow.core.agent.NamedThreadFactory;
 import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.cache.AdmissionPolicy;
 import io.pegaflow.core.device.DeviceBackend;
@@ -8,23 +9,26 @@ import io.pegaflow.core.device.DeviceBackends;
 import io.pegaflow.core.device.cuda.CudaTopology;
 import io.pegaflow.core.engine.BlockIndexListener;
 import io.pegaflow.core.engine.EngineConfig;
+import io.pegaflow.core.engine.EngineContext;
 import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
 import io.pegaflow.core.tier.BackingTier;
+import io.pegaflow.core.tier.SealedBlockSpill;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * Wires the engine from {@link PegaProperties}: pool first (its regions are registered by the cuda backend), then
- * the backend, then the engine, which owns both and closes them last.
+ * Assembles the engine, in this one place, from {@link PegaProperties} and the tier, spill and index-listener beans
+ * other configurations contribute ({@code ObjectProvider}s, in {@code @Order}): pool first (its regions are
+ * registered by the cuda backend), then the backend, then one {@link EngineContext} that is concluded before anything
+ * starts. The engine owns the pool, the backend and the tiers from then on and closes them in reverse order.
  */
 @Configuration(proxyBeanMethods = false)
 public class EngineConfiguration {
@@ -42,7 +46,7 @@ public class EngineConfiguration {
     }
 
     @Bean
-    EngineConfig engineConfig(PegaProperties p, org.springframework.core.env.Environment env) {
+    EngineConfig engineConfig(PegaProperties p) {
         PegaProperties.Pool pool = p.pool();
         if (pool.size().toBytes() <= 0) {
             throw new IllegalArgumentException("pega.pool.size: " + pool.size() + " (expected: > 0)");
@@ -65,7 +69,7 @@ public class EngineConfiguration {
                 p.inflightMaxAge(),
                 p.evictionBatch(),
                 p.blockwiseAlloc(),
-                hostAlignment(env),
+                1, // raised by the engine context to what its tiers need (512 with the SSD tier)
                 p.cache().admission());
     }
 
@@ -89,17 +93,19 @@ public class EngineConfiguration {
         return node == CudaTopology.UNKNOWN_NODE ? PoolConfig.NO_NUMA_NODE : node;
     }
 
-    /** 512 with the SSD tier ({@code pega.ssd.enabled}), whose O_DIRECT transfers need 512-byte segments; else 1. */
-    static long hostAlignment(org.springframework.core.env.Environment env) {
-        return env.getProperty("pega.ssd.enabled", Boolean.class, false) ? 512 : 1;
-    }
-
+    /**
+     * The engine. Tiers, spills and index listeners are whatever beans of those types exist, in {@code @Order}
+     * (SSD contributes a tier and its store as a spill; the metaserver client is a listener).
+     */
     @Bean(destroyMethod = "close")
     PegaEngine pegaEngine(
             EngineConfig config,
             PegaProperties p,
+            AgentGroup agents,
             ObjectProvider<AdmissionPolicy> admission,
-            ObjectProvider<BackingTier> backingTier) {
+            ObjectProvider<BackingTier> tiers,
+            ObjectProvider<SealedBlockSpill> spills,
+            ObjectProvider<BlockIndexListener> indexListeners) {
         PinnedMemoryPool pool = PinnedMemoryPool.create(config.pool());
         DeviceBackend backend;
         try {
@@ -115,34 +121,30 @@ public class EngineConfiguration {
                 pool.capacityBytes() >> 20,
                 pool.readyNanos() / 1_000_000,
                 backend.name());
-        PegaEngine engine = new PegaEngine(
-                config,
-                pool,
-                backend,
-                admission.getIfAvailable(() -> "tinylfu".equals(config.admission())
-                        ? io.pegaflow.core.cache.TinyLfuAdmission.forPool(pool)
-                        : AdmissionPolicy.ALWAYS),
-                backingTier.getIfAvailable(),
-                NanoClock.SYSTEM);
-        return engine;
-    }
-
-    /**
-     * Connects the cluster index client (when configured) once every bean exists: the client needs the engine to
-     * re-announce resident blocks, and the engine must not wait for the client to start.
-     */
-    @Bean
-    SmartInitializingSingleton pegaIndexListenerWiring(
-            PegaEngine engine, ObjectProvider<BlockIndexListener> indexListener) {
-        return () -> indexListener.ifAvailable(engine::setIndexListener);
+        EngineContext context = new EngineContext()
+                .config(config)
+                .pool(pool)
+                .backend(backend)
+                .clock(NanoClock.SYSTEM)
+                .agents(agents);
+        admission.ifAvailable(context::admission);
+        try {
+            tiers.orderedStream().forEach(context::tier);
+            spills.orderedStream().forEach(context::spill);
+            indexListeners.orderedStream().forEach(context::indexListener);
+        } catch (RuntimeException e) {
+            pool.close();
+            backend.close();
+            throw e;
+        }
+        return PegaEngine.launch(context); // closes pool, backend and tiers itself if it fails
     }
 
     /** The timer behind lease sweeps and in-flight GC. */
     @SuppressWarnings("FutureReturnValueIgnored") // the periodic task's future, see below
     @Bean(destroyMethod = "shutdownNow")
     ScheduledExecutorService pegaMaintenance(PegaEngine engine, EngineConfig config) {
-        ScheduledExecutorService timer =
-                Executors.newSingleThreadScheduledExecutor(new io.pegaflow.core.agent.NamedThreadFactory("pega-gc"));
+        ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("pega-gc"));
         long periodMs = config.maintenanceInterval().toMillis();
         // The future is not kept: the task logs its own failures, and it stops with the executor (shutdownNow), not
         // by cancelling the future.

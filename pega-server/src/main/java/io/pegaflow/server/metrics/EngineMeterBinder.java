@@ -98,10 +98,9 @@ public class EngineMeterBinder implements MeterBinder {
                 "pegaflow_seal_duplicates_dropped",
                 "Late duplicate saves of resident blocks dropped",
                 m.sealDuplicatesDropped);
-        tier(r, "ram", m.tierRam);
-        tier(r, "ssd", m.tierSsd);
-        tier(r, "rdma", m.tierRdma);
-        tier(r, "miss", m.tierMiss);
+        for (String tier : new String[] {"ram", "ssd", "rdma", "miss"}) {
+            tier(r, tier, m);
+        }
 
         Timer save = Timer.builder("pegaflow_save_duration")
                 .description("Whole Save call, validation to copy completion")
@@ -123,8 +122,8 @@ public class EngineMeterBinder implements MeterBinder {
         FunctionCounter.builder(name, adder, LongAdder::sum).description(help).register(r);
     }
 
-    private static void tier(MeterRegistry r, String tier, LongAdder adder) {
-        FunctionCounter.builder("pegaflow_cache_tier_block_requests", adder, LongAdder::sum)
+    private static void tier(MeterRegistry r, String tier, EngineMetrics m) {
+        FunctionCounter.builder("pegaflow_cache_tier_block_requests", m, metrics -> metrics.tierRequests(tier))
                 .description("Requested blocks by the tier that answered them")
                 .tag("tier", tier)
                 .register(r);

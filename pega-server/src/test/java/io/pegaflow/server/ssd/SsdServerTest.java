@@ -98,7 +98,7 @@ class SsdServerTest extends SsdServerTestBase {
             assertThat(ready.getNumHitBlocks()).isEqualTo(4);
             assertThat(w.load(ready.getLease(), blockIds(4)).succeeded()).isTrue();
             w.verifyBlocks(blockIds(4), pattern);
-            assertThat(engine.metrics().tierSsd.sum()).isGreaterThanOrEqualTo(4);
+            assertThat(engine.metrics().tierRequests("ssd")).isGreaterThanOrEqualTo(4);
             w.unregister();
         }
 

@@ -1,0 +1,219 @@
+package io.pegaflow.core.engine;
+
+import io.pegaflow.core.agent.AgentGroup;
+import io.pegaflow.core.agent.NanoClock;
+import io.pegaflow.core.cache.AdmissionPolicy;
+import io.pegaflow.core.cache.TinyLfuAdmission;
+import io.pegaflow.core.device.DeviceBackend;
+import io.pegaflow.core.memory.PinnedMemoryPool;
+import io.pegaflow.core.tier.BackingTier;
+import io.pegaflow.core.tier.SealedBlockSpill;
+import io.pegaflow.core.tier.TierChain;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Everything one {@link PegaEngine} is built from, gathered in one place and checked once (Aeron's
+ * {@code Context.conclude()}): the configuration, the pool and the device backend, the admission policy, the clock,
+ * the ordered backing tiers, the spills and the cluster-index listeners, and the group the engine's agents report to.
+ *
+ * <p>Fill it with the fluent setters, then {@link PegaEngine#launch(EngineContext)} concludes it (or call
+ * {@link #conclude()} first to validate without starting anything). {@code conclude()} fills the defaults, rejects
+ * anything unusable with a message naming what and why, and freezes the context; nothing runs before it succeeded.
+ *
+ * <p>Ownership: the pool, the backend and the tiers pass to the engine at launch, which closes them in reverse order
+ * (tiers last-first, then the pool, then the backend), also when the launch itself fails. Spills and index listeners
+ * are borrowed: their owners close them after the engine. Not thread-safe: built by one thread.
+ */
+public final class EngineContext {
+    private static final Logger LOG = LoggerFactory.getLogger(EngineContext.class);
+
+    private EngineConfig config;
+    private PinnedMemoryPool pool;
+    private DeviceBackend backend;
+    private AdmissionPolicy admission;
+    private NanoClock clock = NanoClock.SYSTEM;
+    private AgentGroup agents;
+    private final List<BackingTier> tiers = new ArrayList<>();
+    private final List<SealedBlockSpill> spills = new ArrayList<>();
+    private final List<BlockIndexListener> indexListeners = new ArrayList<>();
+    private TierChain chain;
+    private boolean concluded;
+
+    public EngineContext config(EngineConfig config) {
+        checkOpen();
+        this.config = config;
+        return this;
+    }
+
+    /** The pinned pool; owned by the engine from launch on. */
+    public EngineContext pool(PinnedMemoryPool pool) {
+        checkOpen();
+        this.pool = pool;
+        return this;
+    }
+
+    /** The device backend; owned by the engine from launch on, closed last. */
+    public EngineContext backend(DeviceBackend backend) {
+        checkOpen();
+        this.backend = backend;
+        return this;
+    }
+
+    /** Overrides the policy {@link EngineConfig#admission()} names (tests, simulations). */
+    public EngineContext admission(AdmissionPolicy admission) {
+        checkOpen();
+        this.admission = admission;
+        return this;
+    }
+
+    /** The clock every TTL, age and deadline reads; {@link NanoClock#SYSTEM} unless set. */
+    public EngineContext clock(NanoClock clock) {
+        checkOpen();
+        this.clock = clock;
+        return this;
+    }
+
+    /** Where the engine's agents register for health; a private group unless set. */
+    public EngineContext agents(AgentGroup agents) {
+        checkOpen();
+        this.agents = agents;
+        return this;
+    }
+
+    /** Appends a backing tier; tiers are asked in the order added. Owned by the engine from launch on. */
+    public EngineContext tier(BackingTier tier) {
+        checkOpen();
+        tiers.add(Objects.requireNonNull(tier, "tier"));
+        return this;
+    }
+
+    /** Appends a spill, offered every block that enters the RAM index (in the order added). */
+    public EngineContext spill(SealedBlockSpill spill) {
+        checkOpen();
+        spills.add(Objects.requireNonNull(spill, "spill"));
+        return this;
+    }
+
+    /** Appends a listener told which blocks became findable here and which stopped being findable. */
+    public EngineContext indexListener(BlockIndexListener listener) {
+        checkOpen();
+        indexListeners.add(Objects.requireNonNull(listener, "indexListener"));
+        return this;
+    }
+
+    /**
+     * Validates and freezes the context. Fills the defaults: the admission policy named by the configuration, a
+     * private agent group, and a host alignment raised to what the strictest tier needs (512 with the SSD tier).
+     *
+     * @throws IllegalArgumentException naming the missing or unusable part; nothing was started
+     * @throws IllegalStateException when called twice
+     */
+    public EngineContext conclude() {
+        checkOpen();
+        require(config, "config");
+        require(pool, "pool");
+        require(backend, "backend");
+        require(clock, "clock");
+        if (pool.capacityBytes() <= 0) {
+            throw new IllegalArgumentException("engine context: the pool has no capacity (expected: > 0 bytes)");
+        }
+        chain = TierChain.of(tiers);
+        long alignment = Math.max(config.hostAlignmentBytes(), chain.requiredHostAlignmentBytes());
+        if (Long.bitCount(alignment) != 1) {
+            throw new IllegalArgumentException(
+                    "engine context: tier host alignment " + alignment + " (expected: a power of two)");
+        }
+        config = config.withHostAlignmentBytes(alignment);
+        if (admission == null) {
+            admission = "tinylfu".equals(config.admission()) ? TinyLfuAdmission.forPool(pool) : AdmissionPolicy.ALWAYS;
+        }
+        if (agents == null) {
+            agents = new AgentGroup();
+        }
+        concluded = true;
+        return this;
+    }
+
+    private static void require(Object part, String name) {
+        if (part == null) {
+            throw new IllegalArgumentException("engine context: " + name + " is not set");
+        }
+    }
+
+    private void checkOpen() {
+        if (concluded) {
+            throw new IllegalStateException("engine context already concluded");
+        }
+    }
+
+    boolean isConcluded() {
+        return concluded;
+    }
+
+    /** The configuration as concluded (with the effective host alignment). */
+    public EngineConfig config() {
+        return config;
+    }
+
+    PinnedMemoryPool pool() {
+        return pool;
+    }
+
+    DeviceBackend backend() {
+        return backend;
+    }
+
+    AdmissionPolicy admission() {
+        return admission;
+    }
+
+    NanoClock clock() {
+        return clock;
+    }
+
+    AgentGroup agents() {
+        return agents;
+    }
+
+    TierChain chain() {
+        return chain;
+    }
+
+    List<SealedBlockSpill> spills() {
+        return List.copyOf(spills);
+    }
+
+    List<BlockIndexListener> indexListeners() {
+        return List.copyOf(indexListeners);
+    }
+
+    /**
+     * Closes what the engine would have owned, in reverse order: tiers, pool, backend. For a launch that failed, and
+     * for a context that was concluded but never launched.
+     */
+    void closeOwned() {
+        try {
+            for (int i = tiers.size() - 1; i >= 0; i--) {
+                try {
+                    tiers.get(i).close();
+                } catch (RuntimeException e) {
+                    LOG.error("closing tier {} failed", tiers.get(i).tierName(), e);
+                }
+            }
+        } finally {
+            try {
+                if (pool != null) {
+                    pool.close();
+                }
+            } finally {
+                if (backend != null) {
+                    backend.close();
+                }
+            }
+        }
+    }
+}
