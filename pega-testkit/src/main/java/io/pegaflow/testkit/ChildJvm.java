@@ -41,6 +41,35 @@ public final class ChildJvm implements AutoCloseable {
      * 100 ms, at most 90 s). The child is killed if it never gets ready.
      */
     public static ChildJvm start(String name, Path dir, List<String> args, BooleanSupplier ready) throws IOException {
+        ChildJvm child = launch(name, dir, args);
+        try {
+            child.awaitReady(ready);
+            return child;
+        } catch (RuntimeException | Error e) {
+            child.close();
+            throw e;
+        }
+    }
+
+    /**
+     * Starts {@code java <small-heap flags> <args>} in {@code dir} for a start that is meant to fail, and waits at most
+     * {@code timeout} for it to end; its output stays readable through {@link #logText()}.
+     *
+     * @return the ended child, whose {@link #process()} has an exit value
+     * @throws AssertionError when it is still running after {@code timeout} (it is killed)
+     */
+    public static ChildJvm runToExit(String name, Path dir, List<String> args, Duration timeout)
+            throws IOException, InterruptedException {
+        ChildJvm child = launch(name, dir, args);
+        try {
+            child.awaitExit(timeout);
+            return child;
+        } finally {
+            child.close();
+        }
+    }
+
+    private static ChildJvm launch(String name, Path dir, List<String> args) throws IOException {
         List<String> cmd = new ArrayList<>(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xmx384m",
@@ -53,14 +82,7 @@ public final class ChildJvm implements AutoCloseable {
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
                 .start();
-        ChildJvm child = new ChildJvm(name, p, log);
-        try {
-            child.awaitReady(ready);
-            return child;
-        } catch (RuntimeException | Error e) {
-            child.close();
-            throw e;
-        }
+        return new ChildJvm(name, p, log);
     }
 
     /** {@code n} distinct free ports (all held open while choosing, so none can coincide). */

@@ -25,7 +25,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param nodeRefreshSecs seconds between re-reads of node sessions from the database, so that replicas sharing one
  *     PostgreSQL database see each other's takeovers; 0 disables it
  */
-@ConfigurationProperties("pega.metaserver")
+// An unknown key under the prefix fails startup (MetaserverFailureAnalyzer names the key it resembles).
+@ConfigurationProperties(prefix = "pega.metaserver", ignoreUnknownFields = false)
 public record MetaserverProperties(
         @DefaultValue("127.0.0.1:50056") String addr,
         @DefaultValue("0.0.0.0:9092") String httpAddr,

@@ -23,6 +23,7 @@ import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.DependsOn;
 
 /**
  * Assembles the engine, in this one place, from {@link PegaProperties} and the tier, spill and index-listener beans
@@ -97,7 +98,9 @@ public class EngineConfiguration {
      * The engine. Tiers, spills and index listeners are whatever beans of those types exist, in {@code @Order}
      * (SSD contributes a tier and its store as a spill; the metaserver client is a listener).
      */
+    // The preflight refuses what cannot work (memory, ports, paths) before the pool is mapped and pre-touched.
     @Bean(destroyMethod = "close")
+    @DependsOn("startupPreflight")
     PegaEngine pegaEngine(
             EngineConfig config,
             PegaProperties p,

@@ -49,6 +49,9 @@ public record PegaProperties(
      * @param numaNode bind the pool to this NUMA node; -1 leaves placement to the kernel
      * @param hintValueSize allocator unit hint ({@code --hint-value-size}); 0 means none
      * @param pretouchThreads threads that fault the pool in at start; 0 = one per GiB up to the core count
+     * @param memoryMargin memory left to the rest of the host: a pool larger than what the kernel can still hand out
+     *     ({@code MemAvailable}, or the container's cgroup headroom) minus this margin minus the JVM heap's room to grow
+     *     is refused before it is mapped
      */
     public record Pool(
             @NotNull @DefaultValue("2GB") DataSize size,
@@ -56,7 +59,8 @@ public record PegaProperties(
             @DefaultValue("false") boolean hugePages,
             @Min(-1) @DefaultValue("-1") int numaNode,
             @NotNull @DefaultValue("0B") DataSize hintValueSize,
-            @Min(0) @DefaultValue("0") int pretouchThreads) {}
+            @Min(0) @DefaultValue("0") int pretouchThreads,
+            @NotNull @DefaultValue("1GB") DataSize memoryMargin) {}
 
     /**
      * Device backend selection ({@code pega.device.*}).

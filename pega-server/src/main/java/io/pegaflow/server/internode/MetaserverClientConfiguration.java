@@ -38,11 +38,7 @@ public class MetaserverClientConfiguration {
             Environment environment,
             ObjectProvider<BlockIndexListener.ResidentBlocks> residentBlocks) {
         String target = Addresses.metaserverTarget(properties.addr());
-        String advertise = StringUtils.hasText(properties.advertiseAddr())
-                ? properties.advertiseAddr().trim()
-                : environment.getProperty("spring.grpc.server.host", "127.0.0.1") + ":"
-                        + environment.getProperty("spring.grpc.server.port", "9090");
-        Addresses.checkAdvertise(advertise, properties.allowLoopback());
+        String advertise = checkedAdvertiseAddr(properties, environment);
         MetaserverClientSettings settings = MetaserverClientSettings.of(
                 target,
                 advertise,
@@ -51,6 +47,27 @@ public class MetaserverClientConfiguration {
                 properties.rpcTimeout(),
                 properties.batchSize());
         return new MetaserverClient(settings, residentBlocks::getIfUnique).start();
+    }
+
+    /**
+     * Checks both addresses the client would use, without creating it; the startup preflight calls this before the
+     * pool is mapped, so a bad address costs no pre-touch.
+     *
+     * @throws IllegalArgumentException naming the key of the address that cannot be used
+     */
+    public static void checkAddresses(MetaserverClientProperties properties, Environment environment) {
+        if (StringUtils.hasText(properties.addr())) {
+            Addresses.metaserverTarget(properties.addr());
+            checkedAdvertiseAddr(properties, environment);
+        }
+    }
+
+    private static String checkedAdvertiseAddr(MetaserverClientProperties properties, Environment environment) {
+        String advertise = StringUtils.hasText(properties.advertiseAddr())
+                ? properties.advertiseAddr().trim()
+                : environment.getProperty("spring.grpc.server.host", "127.0.0.1") + ":"
+                        + environment.getProperty("spring.grpc.server.port", "9090");
+        return Addresses.checkAdvertise(advertise, properties.allowLoopback());
     }
 
     @Bean

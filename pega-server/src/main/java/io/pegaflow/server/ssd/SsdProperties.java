@@ -16,7 +16,7 @@ import org.springframework.validation.annotation.Validated;
  * The SSD tier under {@code pega.ssd.*} (reference flags {@code --ssd-cache-*}, spec/storage.md §4.1). Off unless
  * {@code enabled}; when on, the host alignment becomes 512 bytes and blocks spill to the shards after sealing.
  *
- * @param enabled turn the tier on ({@code --ssd-cache-path} given)
+ * @param enabled turn the tier on; when left unset, giving {@code paths} turns it on ({@code --ssd-cache-path} given)
  * @param paths one shard file per entry, each on the drive it should use; an entry naming an existing directory
  *     means {@code <dir>/shard-00000N.dat}
  * @param capacity total ring bytes, split evenly over the shards ({@code --ssd-cache-capacity}, 512 GB)
@@ -29,6 +29,8 @@ import org.springframework.validation.annotation.Validated;
  *     skipped and counted as backpressure ({@code --max-prefetch-blocks}, 800)
  * @param verifyOnStart checksum every payload while rebuilding the index at start (reads the whole tier); false checks
  *     only headers at start and each payload when it is read
+ * @param freeSpaceMargin space every filesystem holding shards keeps free: a capacity that needs more than the free
+ *     space minus this margin is refused before any file is allocated
  */
 @Validated
 @ConfigurationProperties("pega.ssd")
@@ -42,7 +44,8 @@ public record SsdProperties(
         @Min(1) @DefaultValue("2") int writeInflight,
         @Min(1) @DefaultValue("16") int prefetchInflight,
         @Min(1) @DefaultValue("800") int maxPrefetchBlocks,
-        @DefaultValue("true") boolean verifyOnStart) {
+        @DefaultValue("true") boolean verifyOnStart,
+        @NotNull @DefaultValue("1GB") DataSize freeSpaceMargin) {
 
     /**
      * The core configuration.

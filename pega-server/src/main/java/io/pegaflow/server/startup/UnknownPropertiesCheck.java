@@ -1,0 +1,115 @@
+package io.pegaflow.server.startup;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.source.ConfigurationProperty;
+import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
+import org.springframework.boot.context.properties.source.IterableConfigurationPropertySource;
+import org.springframework.context.EnvironmentAware;
+import org.springframework.context.annotation.ClassPathScanningCandidateComponentProvider;
+import org.springframework.core.Ordered;
+import org.springframework.core.PriorityOrdered;
+import org.springframework.core.env.Environment;
+import org.springframework.core.env.PropertySource;
+import org.springframework.core.env.StandardEnvironment;
+import org.springframework.core.env.SystemEnvironmentPropertySource;
+import org.springframework.core.type.filter.AnnotationTypeFilter;
+import org.springframework.util.ClassUtils;
+
+/**
+ * Refuses a {@code pega.*} key that no properties record binds, before any bean exists: Spring would otherwise ignore
+ * it, and {@code --pega.pool.sise=1GB} would start the default 2 GB pool without a word. The known keys are walked
+ * from the {@code @ConfigurationProperties} records of the application's packages.
+ *
+ * <p>Checked: configuration files, command-line arguments and test properties. Not checked: environment variables
+ * and JVM system properties, which also carry other things under the same names ({@code PEGA_ADMIN_TOKEN} as a
+ * placeholder, {@code -Dpega.cuda.blockingSync} for the CUDA backend).
+ */
+final class UnknownPropertiesCheck implements BeanFactoryPostProcessor, EnvironmentAware, PriorityOrdered {
+    private static final ConfigurationPropertyName ROOT = ConfigurationPropertyName.of("pega");
+
+    private final String basePackage;
+    private Environment environment;
+
+    UnknownPropertiesCheck(String basePackage) {
+        this.basePackage = basePackage;
+    }
+
+    @Override
+    public void setEnvironment(Environment environment) {
+        this.environment = environment;
+    }
+
+    @Override
+    public int getOrder() {
+        return Ordered.HIGHEST_PRECEDENCE;
+    }
+
+    @Override
+    public void postProcessBeanFactory(ConfigurableListableBeanFactory beanFactory) {
+        check(environment, knownKeys(basePackage, beanFactory.getBeanClassLoader()));
+    }
+
+    /** @throws StartupCheckException naming the first unknown key, its value and origin, and the key it resembles */
+    static void check(Environment environment, PropertyKeys known) {
+        List<ConfigurationPropertyName> unknown = new ArrayList<>();
+        ConfigurationProperty first = null;
+        for (ConfigurationPropertySource source : ConfigurationPropertySources.get(environment)) {
+            if (!(source instanceof IterableConfigurationPropertySource names) || !checked(source)) {
+                continue;
+            }
+            for (ConfigurationPropertyName name :
+                    names.stream().filter(ROOT::isAncestorOf).toList()) {
+                if (!known.isKnown(name)) {
+                    first = unknown.isEmpty() ? source.getConfigurationProperty(name) : first;
+                    unknown.add(name);
+                }
+            }
+        }
+        if (unknown.isEmpty()) {
+            return;
+        }
+        ConfigurationPropertyName name = unknown.get(0);
+        String like = known.suggest(name);
+        List<String> others = unknown.subList(1, unknown.size()).stream()
+                .map(Object::toString)
+                .toList();
+        throw new StartupCheckException(
+                name.toString(),
+                first == null ? "" : first.getValue() + Origins.describe(first.getOrigin()),
+                "a key of pega-server (docs/configuration.md)" + (like == null ? "" : "; did you mean " + like + "?"),
+                "correct or remove it, since Spring would ignore it and start with the default"
+                        + (others.isEmpty() ? "" : "; also unknown: " + String.join(", ", others)));
+    }
+
+    private static boolean checked(ConfigurationPropertySource source) {
+        Object underlying = source.getUnderlyingSource();
+        if (underlying instanceof SystemEnvironmentPropertySource) {
+            return false;
+        }
+        return !(underlying instanceof PropertySource<?> ps
+                && StandardEnvironment.SYSTEM_PROPERTIES_PROPERTY_SOURCE_NAME.equals(ps.getName()));
+    }
+
+    /** Keys of every {@code @ConfigurationProperties} record under {@code basePackage}. */
+    static PropertyKeys knownKeys(String basePackage, ClassLoader loader) {
+        ClassPathScanningCandidateComponentProvider scanner = new ClassPathScanningCandidateComponentProvider(false);
+        scanner.addIncludeFilter(new AnnotationTypeFilter(ConfigurationProperties.class));
+        PropertyKeys keys = new PropertyKeys();
+        scanner.findCandidateComponents(basePackage).forEach(candidate -> {
+            Class<?> type = ClassUtils.resolveClassName(candidate.getBeanClassName(), loader);
+            ConfigurationProperties a = type.getAnnotation(ConfigurationProperties.class);
+            String prefix = a.prefix().isEmpty() ? a.value() : a.prefix();
+            if (!type.isRecord()) {
+                throw new IllegalStateException(type + ": properties must be records, so their keys can be checked");
+            }
+            keys.add(prefix, type);
+        });
+        return keys;
+    }
+}
