@@ -99,6 +99,14 @@ class EngineGrpcService extends EngineGrpc.EngineImplBase {
                 longs(r.getBytesPerBlockList()),
                 longs(r.getKvStrideBytesList()),
                 unsigned(r.getSegmentsList())));
+        LOG.info(
+                "instance {} registered device {} (tp rank {}/{}, {} layers, namespace {})",
+                r.getInstanceId(),
+                r.getDeviceId(),
+                Integer.toUnsignedLong(r.getTpRank()),
+                Integer.toUnsignedLong(r.getTpSize()),
+                r.getLayerNamesCount(),
+                r.getNamespace());
         reply(out, RegisterContextResponse.newBuilder().setStatus(OK).build());
     }
 
@@ -163,6 +171,7 @@ class EngineGrpcService extends EngineGrpc.EngineImplBase {
     @Override
     public void unregisterContext(UnregisterRequest r, StreamObserver<UnregisterResponse> out) {
         engine.unregister(r.getInstanceId());
+        LOG.info("instance {} unregistered", r.getInstanceId());
         reply(out, UnregisterResponse.newBuilder().setStatus(OK).build());
     }
 

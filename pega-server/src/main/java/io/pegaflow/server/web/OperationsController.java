@@ -9,6 +9,8 @@ import jakarta.servlet.http.HttpServletRequest;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
@@ -24,6 +26,7 @@ import org.springframework.web.bind.annotation.RestController;
  */
 @RestController
 class OperationsController {
+    private static final Logger LOG = LoggerFactory.getLogger(OperationsController.class);
     private final PegaEngine engine;
     private final PrometheusMeterRegistry prometheus;
     private final AdminAccess access;
@@ -62,6 +65,11 @@ class OperationsController {
                     .contentType(MediaType.TEXT_PLAIN)
                     .body("instance " + id + " not found");
         }
+        LOG.info(
+                "instance cleanup by {}: removed {} ({} tensors)",
+                request.getRemoteAddr(),
+                result.removedInstances(),
+                result.removedTensors());
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("removed_instances", result.removedInstances());
         body.put("removed_tensors", result.removedTensors());
@@ -75,6 +83,13 @@ class OperationsController {
             return denied;
         }
         MemoryCleanupResult r = engine.cleanupMemory();
+        LOG.info(
+                "memory cleanup by {}: evicted {} blocks ({} bytes), reclaimed {} bytes, {} blocks still referenced",
+                request.getRemoteAddr(),
+                r.evictedBlocks(),
+                r.evictedBytes(),
+                r.reclaimedBytes(),
+                r.stillReferencedBlocks());
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("evicted_blocks", r.evictedBlocks());
         body.put("evicted_bytes", r.evictedBytes());
