@@ -26,6 +26,8 @@ import org.springframework.web.bind.annotation.RestController;
  */
 @RestController
 class OperationsController {
+    static final String DENIED =
+            "mutating endpoints need 'Authorization: Bearer <pega.admin.token>' from a remote caller";
     private static final Logger LOG = LoggerFactory.getLogger(OperationsController.class);
     private final PegaEngine engine;
     private final PrometheusMeterRegistry prometheus;
@@ -104,6 +106,6 @@ class OperationsController {
         }
         return ResponseEntity.status(HttpStatus.FORBIDDEN)
                 .contentType(MediaType.TEXT_PLAIN)
-                .body("mutating endpoints need 'Authorization: Bearer <pega.admin.token>' from a remote caller");
+                .body(DENIED);
     }
 }
