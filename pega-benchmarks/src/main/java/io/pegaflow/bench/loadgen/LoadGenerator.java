@@ -48,7 +48,7 @@ public final class LoadGenerator {
         try {
             options = LoadGenOptions.parse(args);
         } catch (LoadGenOptions.HelpRequested e) {
-            System.out.print(LoadGenOptions.USAGE);
+            System.out.print(LoadGenOptions.usage());
             return;
         } catch (IllegalArgumentException e) {
             System.err.println("error: " + e.getMessage());

@@ -88,7 +88,12 @@ final class Report {
                 Double.isNaN(hitRate()) ? "-" : String.format(Locale.ROOT, "%.1f%%", hitRate() * 100));
         line(sb, "verified blocks", Long.toString(stats.verifiedBlocks.sum()));
         line(sb, "verify failures", Long.toString(stats.verifyFailures.sum()));
+        line(sb, "loading polls", Long.toString(stats.loadingPolls.sum()));
         line(sb, "errors", Long.toString(stats.errors.sum()));
+        if (stats.unavailable.sum() > 0) {
+            line(sb, "  of which UNAVAILABLE", Long.toString(stats.unavailable.sum()));
+            line(sb, "  backed off (worker s)", String.format(Locale.ROOT, "%.1f", stats.backoffNanos.sum() / 1e9));
+        }
         for (String e : stats.errorSamples()) {
             sb.append("  ").append(e).append('\n');
         }
@@ -167,9 +172,12 @@ final class Report {
         tp.put("queried_blocks_per_s", stats.queriedBlocks.sum() / seconds);
         root.put("throughput", tp);
         root.put("hit_rate", Double.isNaN(hitRate()) ? null : hitRate());
+        root.put("loading_polls", stats.loadingPolls.sum());
         root.put("verify", Map.of("blocks", stats.verifiedBlocks.sum(), "failures", stats.verifyFailures.sum()));
         Map<String, Object> err = new LinkedHashMap<>();
         err.put("count", stats.errors.sum());
+        err.put("unavailable", stats.unavailable.sum());
+        err.put("backoff_worker_s", stats.backoffNanos.sum() / 1e9);
         err.put("samples", stats.errorSamples());
         root.put("errors", err);
         Map<String, Object> lat = new LinkedHashMap<>();

@@ -2,6 +2,7 @@ package io.pegaflow.bench.loadgen;
 
 import com.google.protobuf.ByteString;
 import io.grpc.ManagedChannel;
+import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.pegaflow.proto.EngineGrpc;
 import io.pegaflow.proto.LeaseLoad;
@@ -33,6 +34,8 @@ import java.util.concurrent.locks.LockSupport;
 final class SimWorker implements AutoCloseable {
     private static final long POISON = 0xA5;
     private static final long LAYER_ALIGNMENT = 4096;
+    private static final long MIN_BACKOFF_NANOS = 10_000_000L;
+    private static final long MAX_BACKOFF_NANOS = 1_000_000_000L;
 
     private final String instanceId;
     private final LoadGenOptions options;
@@ -41,6 +44,9 @@ final class SimWorker implements AutoCloseable {
     private final Prefixes prefixes;
     private final int layers;
     private final ShmDeviceMemory device;
+    /** The current back-off after UNAVAILABLE; 0 once an operation succeeded. Only the worker's thread uses it. */
+    private long backoffNanos;
+
     private Stats stats;
     private final long layerStride;
     private final List<String> layerNames;
@@ -145,12 +151,27 @@ final class SimWorker implements AutoCloseable {
                 }
             }
             stats.op(op, System.nanoTime() - intendedStartNanos);
+            backoffNanos = 0;
         } catch (StatusRuntimeException e) {
             stats.error(op.label() + ": " + e.getStatus().getCode() + " "
                     + e.getStatus().getDescription());
+            if (e.getStatus().getCode() == Status.Code.UNAVAILABLE) {
+                backOff();
+            }
         } catch (RuntimeException e) {
             stats.error(op.label() + ": " + e);
         }
+    }
+
+    /**
+     * Waits before the next operation after an UNAVAILABLE answer: 10 ms, doubling to 1 s while the server stays
+     * unavailable, so a stopped server gets a few calls a second per worker instead of a tight loop of failures.
+     */
+    private void backOff() {
+        backoffNanos = backoffNanos == 0 ? MIN_BACKOFF_NANOS : Math.min(MAX_BACKOFF_NANOS, backoffNanos * 2);
+        stats.unavailable.increment();
+        stats.backoffNanos.add(backoffNanos);
+        LockSupport.parkNanos(backoffNanos);
     }
 
     /** QueryPrefetch of the whole prefix; retries while the server answers Loading (a slower tier is fetching). */
@@ -172,6 +193,7 @@ final class SimWorker implements AutoCloseable {
                 stats.add(stats.hitBlocks, ready.getNumHitBlocks());
                 return ready;
             }
+            stats.loadingPolls.increment();
             if (System.nanoTime() - deadline > 0) {
                 throw new IllegalStateException("query still loading after " + options.rpcTimeout());
             }

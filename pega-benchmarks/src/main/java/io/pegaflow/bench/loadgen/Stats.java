@@ -47,6 +47,13 @@ final class Stats {
     final LongAdder verifiedBlocks = new LongAdder();
     final LongAdder verifyFailures = new LongAdder();
     final LongAdder errors = new LongAdder();
+    /** RPCs that failed with UNAVAILABLE (server down or restarting); each made its worker back off. */
+    final LongAdder unavailable = new LongAdder();
+    /** Nanoseconds workers spent backing off after UNAVAILABLE, summed over workers. */
+    final LongAdder backoffNanos = new LongAdder();
+    /** QueryPrefetch answers of Loading (a slower tier still fetching), each followed by another poll. */
+    final LongAdder loadingPolls = new LongAdder();
+
     private final ConcurrentLinkedQueue<String> errorSamples = new ConcurrentLinkedQueue<>();
     private final AtomicInteger errorSampleCount = new AtomicInteger();
     private volatile boolean recording;
@@ -76,7 +83,10 @@ final class Stats {
                 hitBlocks,
                 verifiedBlocks,
                 verifyFailures,
-                errors)) {
+                errors,
+                unavailable,
+                backoffNanos,
+                loadingPolls)) {
             a.reset();
         }
         errorSamples.clear();

@@ -11,8 +11,8 @@ import org.junit.jupiter.api.Timeout;
 class LoadGenOptionsTest {
 
     @Test
-    void shouldApplyDefaultsAroundTheTarget() {
-        LoadGenOptions o = LoadGenOptions.parse("--target", "127.0.0.1:50055");
+    void shouldApplyDefaultsAndTargetTheServersDefaultAddress() {
+        LoadGenOptions o = LoadGenOptions.parse();
 
         assertThat(o.host()).isEqualTo("127.0.0.1");
         assertThat(o.port()).isEqualTo(50055);
@@ -24,6 +24,27 @@ class LoadGenOptionsTest {
         assertThat(o.verify()).isTrue();
         assertThat(o.progress()).isTrue();
         assertThat(o.instancePrefix()).startsWith("loadgen-");
+    }
+
+    @Test
+    void shouldAcceptTheSizeUnitsTheServerAccepts() {
+        for (String size : new String[] {"2MiB", "2MB", "2mb", "2048KiB", "2048KB", "2097152"}) {
+            assertThat(LoadGenOptions.parse("--block-size", size).blockBytes())
+                    .as(size)
+                    .isEqualTo(2L << 20);
+        }
+    }
+
+    @Test
+    void shouldDescribeEveryOptionWithTheServersPortsInTheHelp() {
+        String usage = LoadGenOptions.usage();
+        assertThat(usage)
+                .contains("--target=HOST:PORT")
+                .contains("default 127.0.0.1:50055")
+                .contains("http://127.0.0.1:9091")
+                .doesNotContain(":9090")
+                .contains("--no-verify")
+                .contains("--e2e-reps");
     }
 
     @Test
@@ -89,16 +110,18 @@ class LoadGenOptionsTest {
 
     @Test
     void shouldNameWhatIsWrong() {
-        assertThatThrownBy(() -> LoadGenOptions.parse("--workers", "2"))
+        assertThatThrownBy(() -> LoadGenOptions.parse("--target", "localhost"))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("--target");
-        assertThatThrownBy(() -> LoadGenOptions.parse("--target", "localhost")).hasMessageContaining("HOST:PORT");
+                .hasMessageContaining("HOST:PORT");
         assertThatThrownBy(() -> LoadGenOptions.parse("--target", "h:1", "--workers", "0"))
                 .hasMessageContaining("--workers must be in 1..1024, got 0");
         assertThatThrownBy(() -> LoadGenOptions.parse("--target", "h:1", "--bogus", "1"))
-                .hasMessageContaining("unknown option --bogus");
+                .hasMessageContaining("Unknown option")
+                .hasMessageContaining("'--bogus'");
         assertThatThrownBy(() -> LoadGenOptions.parse("--target", "h:1", "--zipf"))
-                .hasMessageContaining("--zipf needs a value");
+                .hasMessageContaining("Missing required parameter for option '--zipf'");
+        assertThatThrownBy(() -> LoadGenOptions.parse("--target", "h:1", "--workers", "many"))
+                .hasMessageContaining("'many' is not an int");
         assertThatThrownBy(() -> LoadGenOptions.parse("--target", "h:1", "--block-size", "12 parsecs"))
                 .hasMessageContaining("not a size");
         assertThatThrownBy(() -> LoadGenOptions.parse("--target", "h:1", "--mix", "save=0"))
@@ -108,8 +131,15 @@ class LoadGenOptionsTest {
         assertThatThrownBy(() -> LoadGenOptions.parse("--target", "h:1", "--scenario", "soak"))
                 .hasMessageContaining("--scenario must be mix or e2e");
         assertThatThrownBy(() -> LoadGenOptions.parse("--target", "h:1", "--verify=maybe"))
-                .hasMessageContaining("--verify must be true or false");
+                .hasMessageContaining("--verify");
         assertThatThrownBy(() -> LoadGenOptions.parse("--help")).isInstanceOf(LoadGenOptions.HelpRequested.class);
+    }
+
+    @Test
+    void shouldTakeBothSpellingsOfABooleanThatIsOnByDefault() {
+        assertThat(LoadGenOptions.parse("--verify").verify()).isTrue();
+        assertThat(LoadGenOptions.parse("--no-verify").verify()).isFalse();
+        assertThat(LoadGenOptions.parse("--no-progress").progress()).isFalse();
     }
 
     @Test
