@@ -5,7 +5,6 @@ import static io.pegaflow.metaserver.grpc.Requests.heartbeat;
 import static io.pegaflow.metaserver.grpc.Requests.insert;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.grpc.Metadata;
 import io.grpc.Status;
@@ -47,11 +46,7 @@ class PostgresProfileTest {
 
     @BeforeEach
     void createSchema() throws Exception {
-        String url = Databases.postgresUrl();
-        assumeTrue(
-                url != null,
-                "PostgreSQL tests skipped: set " + Databases.POSTGRES_URL_ENV
-                        + " (e.g. the URL printed by .ci/postgres.sh)");
+        String url = Databases.postgresUrlOrSkip();
         schema = PostgresSchema.create(url);
     }
 

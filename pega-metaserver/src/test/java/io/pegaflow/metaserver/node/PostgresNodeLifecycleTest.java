@@ -1,7 +1,5 @@
 package io.pegaflow.metaserver.node;
 
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
-
 import io.pegaflow.metaserver.support.Databases;
 import io.pegaflow.metaserver.support.Databases.PostgresSchema;
 import java.util.concurrent.TimeUnit;
@@ -22,11 +20,7 @@ class PostgresNodeLifecycleTest extends NodeLifecycleContract {
 
     @Override
     DataSource newDatabase() throws Exception {
-        String url = Databases.postgresUrl();
-        assumeTrue(
-                url != null,
-                "PostgreSQL tests skipped: set " + Databases.POSTGRES_URL_ENV
-                        + " (e.g. the URL printed by .ci/postgres.sh)");
+        String url = Databases.postgresUrlOrSkip();
         schema = PostgresSchema.create(url);
         return Databases.postgres(schema.url());
     }

@@ -6,8 +6,10 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
+import org.junit.jupiter.api.Assumptions;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;
 
 /** Real databases for tests, migrated with the production Flyway scripts. */
@@ -27,10 +29,27 @@ public final class Databases {
         return "jdbc:h2:file:" + dir.resolve("metaserver").toAbsolutePath() + ";DB_CLOSE_ON_EXIT=FALSE";
     }
 
+    /** Why the PostgreSQL tests skip, and how to run them: printed once per test JVM, since Surefire shows only a count. */
+    public static final String SKIPPED = "PostgreSQL tests skipped: " + POSTGRES_URL_ENV + " is not set. Run them with"
+            + " a local server: export " + POSTGRES_URL_ENV + "=\"$(bash .ci/postgres.sh)\" && ./mvnw -B -ntp verify"
+            + " -pl pega-metaserver -am (.ci/run does this when PostgreSQL is installed)";
+
+    private static final AtomicBoolean SKIP_REPORTED = new AtomicBoolean();
+
     /** The PostgreSQL URL from the environment, or null when no server was provided. */
     public static String postgresUrl() {
         String url = System.getenv(POSTGRES_URL_ENV);
         return url == null || url.isBlank() ? null : url;
+    }
+
+    /** {@link #postgresUrl()}, or skips the calling test, saying why on stdout the first time. */
+    public static String postgresUrlOrSkip() {
+        String url = postgresUrl();
+        if (url == null && SKIP_REPORTED.compareAndSet(false, true)) {
+            System.out.println(SKIPPED);
+        }
+        Assumptions.assumeTrue(url != null, SKIPPED);
+        return url;
     }
 
     /** A schema of its own in a shared PostgreSQL database; closing drops it with everything in it. */
