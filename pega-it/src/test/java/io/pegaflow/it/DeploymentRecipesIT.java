@@ -107,7 +107,7 @@ class DeploymentRecipesIT {
                 .singleElement()
                 .satisfies(e -> assertThat(e.split("\\s+")).containsExactlyInAnyOrder("50055", "9091"));
         String copy = byName.get("COPY").get(0);
-        String source = copy.replaceAll("--\\S+\\s+", "").split("\\s+")[0];
+        String source = copy.replaceAll("--\\S+\\s+", "").split("\\s+", 2)[0];
         assertThat(REPO.resolve(source)).as("the jar the README's build makes").isRegularFile();
         List<String> entrypoint = JsonPath.read(byName.get("ENTRYPOINT").get(0), "$");
         List<String> cmd = JsonPath.read(byName.get("CMD").get(0), "$");
@@ -169,13 +169,32 @@ class DeploymentRecipesIT {
     }
 
     @SuppressWarnings("unchecked")
-    private static <T> T at(Object node, String... path) {
+    private static Object at(Object node, String... path) {
         Object o = node;
         for (String p : path) {
             assertThat(o).as("%s in the pod", p).isInstanceOf(Map.class);
             o = ((Map<String, Object>) o).get(p);
         }
-        return (T) o;
+        return o;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> map(Object node, String... path) {
+        return (Map<String, Object>) at(node, path);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<Map<String, Object>> maps(Object node, String... path) {
+        return (List<Map<String, Object>>) at(node, path);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<String> strings(Object node, String... path) {
+        return (List<String>) at(node, path);
+    }
+
+    private static String string(Object node, String... path) {
+        return (String) at(node, path);
     }
 
     /** A Kubernetes quantity or a Spring size ({@code 70Gi}, {@code 64GB}): binary multiples either way. */
@@ -189,22 +208,22 @@ class DeploymentRecipesIT {
     @Test
     void shouldPairVllmWithANativeSidecarSharingShmProbesAndEnoughMemory() throws IOException {
         Map<String, Object> pod = new Yaml().load(Files.readString(DEPLOY.resolve("kubernetes/vllm-pegaflow.yaml")));
-        assertThat((String) at(pod, "kind")).isEqualTo("Pod");
-        Map<String, Object> spec = at(pod, "spec");
+        assertThat(string(pod, "kind")).isEqualTo("Pod");
+        Map<String, Object> spec = map(pod, "spec");
         assertThat((Integer) at(spec, "terminationGracePeriodSeconds")).isGreaterThan(GRPC_GRACE_SECONDS + 30);
-        List<Map<String, Object>> volumes = at(spec, "volumes");
+        List<Map<String, Object>> volumes = maps(spec, "volumes");
         assertThat(volumes).anySatisfy(v -> {
             assertThat(v.get("name")).isEqualTo("dshm");
-            assertThat((String) at(v, "emptyDir", "medium")).isEqualTo("Memory");
+            assertThat(string(v, "emptyDir", "medium")).isEqualTo("Memory");
         });
 
-        List<Map<String, Object>> init = at(spec, "initContainers");
+        List<Map<String, Object>> init = maps(spec, "initContainers");
         Map<String, Object> sidecar = init.get(0);
         assertThat(sidecar.get("restartPolicy")).as("a native sidecar").isEqualTo("Always");
-        List<Map<String, Object>> containers = at(spec, "containers");
+        List<Map<String, Object>> containers = maps(spec, "containers");
         Map<String, Object> vllm = containers.get(0);
         for (Map<String, Object> c : List.of(sidecar, vllm)) {
-            List<Map<String, Object>> mounts = at(c, "volumeMounts");
+            List<Map<String, Object>> mounts = maps(c, "volumeMounts");
             assertThat(mounts)
                     .as("%s mounts the shared /dev/shm", c.get("name"))
                     .anySatisfy(m -> {
@@ -213,22 +232,22 @@ class DeploymentRecipesIT {
                     });
         }
 
-        List<Map<String, Object>> ports = at(sidecar, "ports");
+        List<Map<String, Object>> ports = maps(sidecar, "ports");
         assertThat(ports).anySatisfy(p -> {
             assertThat(p.get("name")).isEqualTo("http");
             assertThat(p.get("containerPort")).isEqualTo(9091);
         });
-        assertThat((String) at(sidecar, "readinessProbe", "httpGet", "path")).isEqualTo("/actuator/health/readiness");
-        assertThat((String) at(sidecar, "startupProbe", "httpGet", "path")).isEqualTo("/actuator/health/readiness");
-        assertThat((String) at(sidecar, "livenessProbe", "httpGet", "path")).isEqualTo("/actuator/health/liveness");
-        assertThat((String) at(sidecar, "readinessProbe", "httpGet", "port")).isEqualTo("http");
+        assertThat(string(sidecar, "readinessProbe", "httpGet", "path")).isEqualTo("/actuator/health/readiness");
+        assertThat(string(sidecar, "startupProbe", "httpGet", "path")).isEqualTo("/actuator/health/readiness");
+        assertThat(string(sidecar, "livenessProbe", "httpGet", "path")).isEqualTo("/actuator/health/liveness");
+        assertThat(string(sidecar, "readinessProbe", "httpGet", "port")).isEqualTo("http");
 
-        List<String> args = at(sidecar, "args");
+        List<String> args = strings(sidecar, "args");
         String joined = String.join(" ", args);
         assertKnownPegaArguments(joined, "sidecar args");
         Matcher pool = Pattern.compile("--pega\\.pool\\.size=(\\S+)").matcher(joined);
         assertThat(pool.find()).isTrue();
-        List<Map<String, Object>> env = at(sidecar, "env");
+        List<Map<String, Object>> env = maps(sidecar, "env");
         String javaOptions = env.stream()
                 .filter(e -> "JAVA_TOOL_OPTIONS".equals(e.get("name")))
                 .map(e -> (String) e.get("value"))
@@ -237,12 +256,12 @@ class DeploymentRecipesIT {
         Matcher xmx = Pattern.compile("-Xmx(\\d+)([gm])").matcher(javaOptions);
         assertThat(xmx.find()).isTrue();
         long heap = Long.parseLong(xmx.group(1)) << (xmx.group(2).equals("g") ? 30 : 20);
-        long limit = bytes(at(sidecar, "resources", "limits", "memory"));
+        long limit = bytes(string(sidecar, "resources", "limits", "memory"));
         assertThat(limit)
                 .as("memory limit against pool + heap + 1 GiB")
                 .isGreaterThanOrEqualTo(bytes(pool.group(1)) + heap + (1L << 30));
 
-        List<String> vllmArgs = at(vllm, "args");
+        List<String> vllmArgs = strings(vllm, "args");
         String kvConfig = vllmArgs.get(vllmArgs.indexOf("--kv-transfer-config") + 1);
         assertThat((String) JsonPath.read(kvConfig, "$.kv_connector")).isEqualTo("PegaKVConnector");
         assertThat((String) JsonPath.read(kvConfig, "$.kv_connector_module_path"))

@@ -7,9 +7,10 @@ import io.pegaflow.testkit.ChildJvm;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** What an operator sees when a start fails on a setting: the whole output of a real server process. */
 @Timeout(120)
@@ -18,8 +19,13 @@ class OneLineStartupFailureTest {
     @TempDir
     Path dir;
 
-    @Test
-    void shouldPrintOneErrorLineAndNoStackTrace() throws Exception {
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({
+        "--pega.pool.sise=1GB, 'pega.pool.sise: 1GB (command line)', did you mean pega.pool.size?",
+        // A value that fails binding: the web server starts before the properties bind, and must not report it too.
+        "--pega.pool.shards=0, 'pega.pool.shards: 0', must be greater than or equal to 1"
+    })
+    void shouldPrintOneErrorLineAndNoStackTrace(String setting, String names, String explains) throws Exception {
         ChildJvm child = ChildJvm.runToExit(
                 "server with a typo",
                 dir,
@@ -30,7 +36,7 @@ class OneLineStartupFailureTest {
                         "--spring.grpc.server.port=0",
                         "--server.port=0",
                         "--pega.device.backend=host",
-                        "--pega.pool.sise=1GB"),
+                        setting),
                 Duration.ofSeconds(90));
         String log = child.logText();
         assertThat(child.process().exitValue()).as(log).isNotZero();
@@ -39,8 +45,8 @@ class OneLineStartupFailureTest {
                 .toList();
         assertThat(errors).as(log).hasSize(1);
         assertThat(errors.get(0))
-                .contains("pega-server did not start: pega.pool.sise: 1GB (command line)")
-                .contains("did you mean pega.pool.size?")
+                .contains("pega-server did not start: " + names)
+                .contains(explains)
                 .contains("Fix: ");
         assertThat(log).as("a stack trace").doesNotContain("\tat ").doesNotContain("APPLICATION FAILED TO START");
     }
