@@ -6,12 +6,15 @@ import io.pegaflow.metaserver.index.MetaStore;
 import io.pegaflow.metaserver.node.JdbcNodeStore;
 import io.pegaflow.metaserver.node.MetaserverEpoch;
 import io.pegaflow.metaserver.node.NodeRegistry;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Instant;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -33,7 +36,18 @@ class MetaserverConfiguration {
     @Bean
     @DependsOnDatabaseInitialization
     JdbcNodeStore jdbcNodeStore(DataSource dataSource) {
-        return new JdbcNodeStore(dataSource);
+        JdbcNodeStore store = new JdbcNodeStore(dataSource);
+        log.info(
+                "Node lifecycle store on {}; every commit is written before it is acknowledged",
+                store.requireDurableCommits());
+        return store;
+    }
+
+    /** Only for the embedded file database: PostgreSQL has its own operators and monitoring. */
+    @Bean
+    @ConditionalOnExpression("'${spring.datasource.url:}'.startsWith('jdbc:h2:file:')")
+    HealthIndicator databaseFileHealthIndicator(MetaserverProperties properties) {
+        return new DatabaseFileHealthIndicator(Path.of(properties.dbPath() + ".mv.db"));
     }
 
     @Bean

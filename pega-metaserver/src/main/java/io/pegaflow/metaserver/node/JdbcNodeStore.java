@@ -31,6 +31,28 @@ public final class JdbcNodeStore {
         this.transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
     }
 
+    /**
+     * Makes every commit reach the database file before it returns, so an acknowledged lifecycle decision survives a
+     * SIGKILL right after the acknowledgement. H2 otherwise writes commits in the background up to 500 ms later
+     * ({@code WRITE_DELAY}); the setting persists in the database. PostgreSQL commits synchronously by default and is
+     * left alone. Returns the database product name.
+     */
+    public String requireDurableCommits() {
+        String product = jdbc.sql("SELECT 1")
+                .query((rs, n) -> {
+                    try {
+                        return rs.getStatement().getConnection().getMetaData().getDatabaseProductName();
+                    } catch (SQLException e) {
+                        throw new IllegalStateException(e);
+                    }
+                })
+                .single();
+        if ("H2".equals(product)) {
+            jdbc.sql("SET WRITE_DELAY 0").update();
+        }
+        return product;
+    }
+
     /** Runs {@code work} in one database transaction, committing when it returns and rolling back when it throws. */
     public <T> T inTransaction(Supplier<T> work) {
         return transactions.execute(status -> work.get());
@@ -136,11 +158,16 @@ public final class JdbcNodeStore {
                 .list();
     }
 
-    /** Bumps the shared start counter; called once per metaserver start. */
+    /**
+     * Bumps the shared start counter; called once per metaserver start. A fresh database (counter 0) starts at the
+     * wall-clock millisecond instead of 1, so a database lost or wiped behind the servers' backs never hands out an
+     * epoch they already saw (they re-announce only when the epoch changes).
+     */
     public MetaserverEpoch startEpoch(long nowMs) {
         return inTransaction(() -> {
-            jdbc.sql("UPDATE meta_epoch SET epoch = epoch + 1, started_at_ms = ? WHERE id = 1")
-                    .param(nowMs)
+            jdbc.sql("UPDATE meta_epoch SET epoch = CASE WHEN epoch = 0 THEN ? ELSE epoch + 1 END, started_at_ms = ?"
+                            + " WHERE id = 1")
+                    .params(Math.max(1, nowMs), nowMs)
                     .update();
             return jdbc.sql("SELECT epoch, started_at_ms FROM meta_epoch WHERE id = 1")
                     .query((rs, n) -> new MetaserverEpoch(rs.getLong(1), rs.getLong(2)))

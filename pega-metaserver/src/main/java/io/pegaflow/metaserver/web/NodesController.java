@@ -4,6 +4,7 @@ import io.pegaflow.metaserver.config.MetaserverProperties;
 import io.pegaflow.metaserver.index.BlockOwnerIndex;
 import io.pegaflow.metaserver.node.FencedSession;
 import io.pegaflow.metaserver.node.MetaserverEpoch;
+import io.pegaflow.metaserver.node.NodeIdFingerprint;
 import io.pegaflow.metaserver.node.NodeRegistry;
 import io.pegaflow.metaserver.node.NodeRow;
 import io.pegaflow.metaserver.node.NodeSession;
@@ -19,6 +20,7 @@ import org.springframework.web.bind.annotation.RestController;
 /**
  * {@code GET /api/nodes}: every registered node with its liveness and fencing state, for the admin UI. Read from the
  * database (the authority shared by replicas) and merged with this process's in-memory liveness and block counts.
+ * Node ids appear only as {@link NodeIdFingerprint}s: a node_id is its node's write credential.
  */
 @RestController
 class NodesController {
@@ -40,17 +42,17 @@ class NodesController {
      */
     record NodeView(
             String node,
-            String nodeId,
+            String nodeIdFingerprint,
             String state,
             Instant registeredAt,
             Instant lastSeen,
             long lastSeenAgeMs,
             long ownedBlocks,
             long takeovers,
-            List<String> fencedNodeIds) {}
+            List<String> fencedNodeIdFingerprints) {}
 
     /** A node_id refused for good because another session took its address. */
-    record FenceView(String nodeId, String node, Instant fencedAt, String supersededBy) {}
+    record FenceView(String nodeIdFingerprint, String node, Instant fencedAt, String supersededByFingerprint) {}
 
     private final NodeRegistry registry;
     private final BlockOwnerIndex index;
@@ -77,7 +79,8 @@ class NodesController {
         List<FencedSession> fences = registry.store().loadFencedSessions();
         Map<String, List<String>> fencesByNode = fences.stream()
                 .collect(Collectors.groupingBy(
-                        FencedSession::url, Collectors.mapping(f -> f.id().toString(), Collectors.toList())));
+                        FencedSession::url,
+                        Collectors.mapping(f -> NodeIdFingerprint.of(f.id()), Collectors.toList())));
         List<NodeView> nodes = new ArrayList<>();
         for (NodeRow row : registry.store().loadNodes()) {
             NodeSession session = registry.session(row.url())
@@ -87,7 +90,7 @@ class NodesController {
             long ageMs = nowMs - lastSeenMs;
             nodes.add(new NodeView(
                     row.url(),
-                    row.id().toString(),
+                    NodeIdFingerprint.of(row.id()),
                     ageMs <= registry.staleAfterMs() ? "live" : ageMs <= registry.ttlMs() ? "stale" : "expired",
                     Instant.ofEpochMilli(row.registeredAtMs()),
                     Instant.ofEpochMilli(lastSeenMs),
@@ -98,10 +101,10 @@ class NodesController {
         }
         List<FenceView> fenceViews = fences.stream()
                 .map(f -> new FenceView(
-                        f.id().toString(),
+                        NodeIdFingerprint.of(f.id()),
                         f.url(),
                         Instant.ofEpochMilli(f.fencedAtMs()),
-                        f.supersededBy().toString()))
+                        NodeIdFingerprint.of(f.supersededBy())))
                 .toList();
         return new NodesView(
                 epoch.epoch(),
