@@ -98,9 +98,10 @@ public class EngineConfiguration {
      * The engine. Tiers, spills and index listeners are whatever beans of those types exist, in {@code @Order}
      * (SSD contributes a tier and its store as a spill; the metaserver client is a listener).
      */
-    // The preflight refuses what cannot work (memory, ports, paths) before the pool is mapped and pre-touched.
+    // The preflight refuses what cannot work (memory, ports, paths) before the pool is mapped and pre-touched; the
+    // shutdown log is destroyed after the engine, so its line says the pool is unmapped.
     @Bean(destroyMethod = "close")
-    @DependsOn("startupPreflight")
+    @DependsOn({"startupPreflight", "shutdownLog"})
     PegaEngine pegaEngine(
             EngineConfig config,
             PegaProperties p,

@@ -37,6 +37,11 @@ class StartupConfiguration {
     }
 
     @Bean
+    ShutdownLog shutdownLog(PegaProperties pega) {
+        return new ShutdownLog(pega.pool().size().toBytes());
+    }
+
+    @Bean
     StartupPreflight startupPreflight(
             PegaProperties pega, SsdProperties ssd, MetaserverClientProperties metaserver, Environment env) {
         return new StartupPreflight(pega, ssd, metaserver, env, HostMemory.read());

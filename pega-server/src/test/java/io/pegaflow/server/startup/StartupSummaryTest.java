@@ -9,12 +9,16 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.core.io.ClassPathResource;
 
 /** The profiles ship inside the application, and the ready summary names the profile, its files and the pool. */
 @Timeout(120)
+@ExtendWith(OutputCaptureExtension.class)
 class StartupSummaryTest {
 
     @Test
@@ -35,6 +39,25 @@ class StartupSummaryTest {
                     .contains("ssd         off")
                     .contains("admin       mutations from loopback only");
         }
+    }
+
+    @Test
+    void shouldLogTheStopAfterTheEngineUnmappedThePool(CapturedOutput output) {
+        new SpringApplicationBuilder(PegaServerApplication.class)
+                .run(
+                        "--pega.pool.size=16MB",
+                        "--pega.device.backend=host",
+                        "--spring.grpc.server.port=0",
+                        "--server.port=0",
+                        "--logging.level.root=WARN",
+                        "--logging.level.io.pegaflow.server.startup=INFO")
+                .close();
+        String log = output.getAll();
+        int stopping = log.indexOf("pega-server stopping:");
+        int stopped = log.indexOf("pega-server stopped: engine closed");
+        assertThat(stopping).as(log).isNotNegative();
+        assertThat(stopped).as("the last line, after the engine closed").isGreaterThan(stopping);
+        assertThat(log.substring(stopped)).contains("pool of 16.0 MiB unmapped");
     }
 
     @Test
