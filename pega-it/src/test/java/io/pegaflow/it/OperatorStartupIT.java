@@ -1,6 +1,7 @@
 package io.pegaflow.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.pegaflow.testkit.ChildJvm;
 import java.nio.file.Path;
@@ -33,6 +34,8 @@ class OperatorStartupIT {
         try (ChildJvm server = ChildJvm.start("dev server", dir, args, ChildJvm.pegaServerReady(ports[1]))) {
             String info = ChildJvm.httpGet(ports[1], "/actuator/info");
             assertThat(info).contains("\"build\"").contains("\"artifact\":\"pega-server\"");
+            // Readiness turns UP when gRPC is bound; the summary follows at ApplicationReadyEvent, a moment later.
+            await().atMost(Duration.ofSeconds(30)).until(() -> server.logText().contains("pega-server ready"));
             String log = server.logText();
             assertThat(log)
                     .as("the ready summary")
