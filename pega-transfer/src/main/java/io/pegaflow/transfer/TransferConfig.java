@@ -1,0 +1,76 @@
+package io.pegaflow.transfer;
+
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * How to build a transfer engine. Validated on construction, so a bad value fails startup with a message naming it.
+ *
+ * @param nics devices the lanes run over, from {@link NicList#parse} (at least one): RDMA devices such as
+ *     {@code mlx5_0} or {@code mlx5_0:1}, or network interfaces such as {@code eth0} for UCX's TCP transport; passed to
+ *     UCX as {@code NET_DEVICES}
+ * @param qpsPerPeer connections per peer, each on its own UCX worker and progress thread ({@code pega.rdma.qps-per-peer},
+ *     1 to 64); every node of a cluster must use the same value
+ * @param transports UCX transport list ({@code UCX_TLS}, for example {@code tcp}, {@code rc,sm} or {@code shm,self});
+ *     empty lets UCX choose. Other UCX settings ({@code UCX_IB_GID_INDEX}, ...) are UCX's own environment variables:
+ *     this record carries only what the engine must know about (JUCX ignores an unknown setting with a warning, so a
+ *     pass-through map here could not refuse a misspelt one)
+ */
+public record TransferConfig(List<String> nics, int qpsPerPeer, String transports) {
+    /** The reference's default: two RC QPs per NIC pair saturate a 400G link for reads (spec/cluster.md §4.1.7). */
+    public static final int DEFAULT_QPS_PER_PEER = 2;
+
+    public static final int MAX_QPS_PER_PEER = 64;
+
+    private static final Pattern TRANSPORTS = Pattern.compile("[a-z0-9_^,:]*");
+    private static final Pattern COMMA = Pattern.compile(",");
+    // shared-memory transports have no peer-failure detection in UCX: an endpoint asking for it cannot be created
+    // (spec/dependencies.md §2), so peer error handling is only requested when a network transport may be used
+    private static final Set<String> SHM_TRANSPORTS =
+            Set.of("sm", "shm", "posix", "sysv", "cma", "knem", "xpmem", "self");
+
+    /** @throws TransferException {@link TransferException.Kind#INIT_FAILED} naming the setting */
+    public TransferConfig {
+        nics = List.copyOf(nics);
+        transports = transports == null ? "" : transports.strip().toLowerCase(Locale.ROOT);
+        if (nics.isEmpty()) {
+            throw refused("pega.rdma.nics: at least one NIC is needed to run the transfer engine");
+        }
+        if (qpsPerPeer < 1 || qpsPerPeer > MAX_QPS_PER_PEER) {
+            throw refused("pega.rdma.qps-per-peer: " + qpsPerPeer + " (expected 1 to " + MAX_QPS_PER_PEER + ")");
+        }
+        if (!TRANSPORTS.matcher(transports).matches()) {
+            throw refused("pega.rdma.transports: '" + transports + "' is not a UCX transport list");
+        }
+    }
+
+    /** NICs from a {@code pega.rdma.nics} value, with no transport restriction. */
+    public static TransferConfig of(String nics, int qpsPerPeer) {
+        return new TransferConfig(NicList.parse(nics), qpsPerPeer, "");
+    }
+
+    /** A copy with another transport list. */
+    public TransferConfig withTransports(String tls) {
+        return new TransferConfig(nics, qpsPerPeer, tls);
+    }
+
+    /** Whether endpoints ask UCX to detect peer failure: false only for a transport list of shared memory alone. */
+    public boolean peerErrorHandling() {
+        if (transports.isEmpty()) {
+            return true;
+        }
+        for (String t : COMMA.split(transports, -1)) {
+            // "^x" excludes x and keeps every other transport, network ones included
+            if (t.startsWith("^") || (!t.isEmpty() && !SHM_TRANSPORTS.contains(t))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static TransferException refused(String why) {
+        return new TransferException(TransferException.Kind.INIT_FAILED, why);
+    }
+}

@@ -1,0 +1,2 @@
+/** The memcpy fabric of one JVM, for tests: {@link io.pegaflow.transfer.loopback.LoopbackTransferEngine}. */
+package io.pegaflow.transfer.loopback;

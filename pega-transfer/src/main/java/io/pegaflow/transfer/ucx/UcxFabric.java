@@ -1,0 +1,170 @@
+package io.pegaflow.transfer.ucx;
+
+import io.pegaflow.core.memory.MemoryRegionInfo;
+import io.pegaflow.transfer.RegisteredRegion;
+import io.pegaflow.transfer.TransferConfig;
+import io.pegaflow.transfer.TransferException;
+import io.pegaflow.transfer.TransferException.Kind;
+import io.pegaflow.transfer.handshake.HandshakeDescriptor;
+import io.pegaflow.transfer.lane.Fabric;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import org.openucx.jucx.UcxException;
+import org.openucx.jucx.ucp.UcpContext;
+import org.openucx.jucx.ucp.UcpMemMapParams;
+import org.openucx.jucx.ucp.UcpMemory;
+import org.openucx.jucx.ucp.UcpParams;
+import org.openucx.jucx.ucp.UcpWorker;
+import org.openucx.jucx.ucp.UcpWorkerParams;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The UCX data plane: one {@code UcpContext} over the configured NICs, the pool's regions registered with it once
+ * ({@code ucp_mem_map} of the existing mapping, so peers address pool memory directly), and one {@code UcpWorker} per
+ * lane.
+ *
+ * <p>Release order, the one UCX survives (a context closed while memory is still mapped aborts the JVM in
+ * {@code rcache.c}, spec/dependencies.md §2): the lanes first close their endpoints, destroy remote keys and close
+ * their workers on their own threads; then {@link #release()} unmaps the regions and closes the context.
+ */
+final class UcxFabric implements Fabric {
+    private static final Logger LOG = LoggerFactory.getLogger(UcxFabric.class);
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    private final TransferConfig config;
+    private final long instanceId = RANDOM.nextLong();
+    private final UcpContext context;
+    private final List<UcpMemory> memories;
+    private final List<RegisteredRegion> regions;
+    private final List<UcxLane> lanes;
+
+    private UcxFabric(
+            TransferConfig config,
+            UcpContext context,
+            List<UcpMemory> memories,
+            List<RegisteredRegion> regions,
+            List<UcxLane> lanes) {
+        this.config = config;
+        this.context = context;
+        this.memories = memories;
+        this.regions = regions;
+        this.lanes = lanes;
+    }
+
+    /**
+     * Creates the context, registers the regions and creates the workers. On any failure everything made so far is
+     * released again, in order, and the failure is reported: there is no fallback to running without transfers.
+     *
+     * @throws TransferException {@link Kind#INIT_FAILED} naming the NICs, transports and UCX's reason
+     */
+    static UcxFabric open(TransferConfig config, List<MemoryRegionInfo> pool, Path sysClass) {
+        List<String> devices = NetDevices.resolve(config.nics(), sysClass);
+        UcpContext context;
+        try {
+            context = new UcpContext(params(config, devices));
+        } catch (UcxException | LinkageError e) { // LinkageError: libucx0 missing or too old
+            throw initFailed(config, "UCX context: " + e.getMessage(), e);
+        }
+        List<UcpMemory> memories = new ArrayList<>();
+        List<UcpWorker> workers = new ArrayList<>();
+        try {
+            List<MemoryRegionInfo> sorted = new ArrayList<>(pool);
+            sorted.sort(Comparator.comparingLong(MemoryRegionInfo::address));
+            List<RegisteredRegion> regions = new ArrayList<>(sorted.size());
+            for (MemoryRegionInfo r : sorted) {
+                UcpMemory memory = context.memoryMap(
+                        new UcpMemMapParams().setAddress(r.address()).setLength(r.lengthBytes()));
+                memories.add(memory);
+                regions.add(new RegisteredRegion(r.address(), r.lengthBytes(), bytes(memory.getRemoteKeyBuffer())));
+            }
+            List<UcxLane> lanes = new ArrayList<>(config.qpsPerPeer());
+            for (int i = 0; i < config.qpsPerPeer(); i++) {
+                UcpWorker worker = context.newWorker(new UcpWorkerParams());
+                workers.add(worker);
+                lanes.add(new UcxLane(i, worker, config.peerErrorHandling()));
+            }
+            return new UcxFabric(config, context, memories, List.copyOf(regions), List.copyOf(lanes));
+        } catch (UcxException e) {
+            workers.forEach(UcpWorker::close);
+            memories.forEach(UcpMemory::deregister);
+            context.close();
+            throw initFailed(config, e.getMessage(), e);
+        }
+    }
+
+    private static UcpParams params(TransferConfig config, List<String> devices) {
+        UcpParams p = new UcpParams()
+                .requestRmaFeature()
+                .setMtWorkersShared(false)
+                .setEstimatedNumEps(64L * config.qpsPerPeer())
+                .setConfig("NET_DEVICES", String.join(",", devices));
+        if (!config.transports().isEmpty()) {
+            p.setConfig("TLS", config.transports());
+        }
+        return p;
+    }
+
+    private static TransferException initFailed(TransferConfig config, String why, Throwable cause) {
+        return new TransferException(
+                Kind.INIT_FAILED,
+                "UCX initialisation failed for pega.rdma.nics=" + String.join(",", config.nics())
+                        + (config.transports().isEmpty() ? "" : " pega.rdma.transports=" + config.transports()) + ": "
+                        + why,
+                cause);
+    }
+
+    private static byte[] bytes(ByteBuffer b) {
+        byte[] out = new byte[b.remaining()];
+        b.get(out);
+        return out;
+    }
+
+    @Override
+    public HandshakeDescriptor.Fabric kind() {
+        return HandshakeDescriptor.Fabric.UCX;
+    }
+
+    @Override
+    public long instanceId() {
+        return instanceId;
+    }
+
+    @Override
+    public List<String> nics() {
+        return config.nics();
+    }
+
+    @Override
+    public String transports() {
+        return config.transports();
+    }
+
+    @Override
+    public List<RegisteredRegion> regions() {
+        return regions;
+    }
+
+    @Override
+    public List<UcxLane> lanes() {
+        return lanes;
+    }
+
+    @Override
+    public void release() {
+        memories.forEach(UcpMemory::deregister);
+        context.close();
+    }
+
+    @Override
+    public void abandon() {
+        LOG.error(
+                "UCX context with {} registered regions left open: a lane did not close its endpoints, and unmapping"
+                        + " memory under a live endpoint aborts the process",
+                memories.size());
+    }
+}

@@ -1,0 +1,42 @@
+package io.pegaflow.transfer.ucx;
+
+import io.pegaflow.core.agent.NanoClock;
+import io.pegaflow.core.memory.MemoryRegionInfo;
+import io.pegaflow.transfer.TransferConfig;
+import io.pegaflow.transfer.TransferEngine;
+import io.pegaflow.transfer.lane.LaneEngine;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ForkJoinPool;
+
+/**
+ * Builds the UCX transfer engine. Over a real InfiniBand or RoCE fabric the NICs are RDMA devices and gets and puts are
+ * one-sided; without one, the same engine runs over UCX's TCP transport (network interfaces as NICs,
+ * {@code transports=tcp}), where UCX emulates RMA with active messages and the target's progress thread serves them.
+ * See {@code docs/transfer.md}.
+ */
+public final class UcxTransferEngine {
+    private UcxTransferEngine() {}
+
+    /**
+     * Registers {@code regions} (a pool's shard mappings, which must stay mapped until the engine is closed) and starts
+     * {@link TransferConfig#qpsPerPeer()} lanes.
+     *
+     * @throws io.pegaflow.transfer.TransferException {@code INIT_FAILED} when a NIC does not exist or UCX cannot start
+     *     on what was configured
+     */
+    public static TransferEngine open(TransferConfig config, List<MemoryRegionInfo> regions, NanoClock clock) {
+        return open(config, regions, clock, ForkJoinPool.commonPool(), Path.of("/sys/class"));
+    }
+
+    /** As {@link #open(TransferConfig, List, NanoClock)}, with the completion executor and sysfs root given. */
+    public static TransferEngine open(
+            TransferConfig config,
+            List<MemoryRegionInfo> regions,
+            NanoClock clock,
+            Executor completions,
+            Path sysClass) {
+        return new LaneEngine(UcxFabric.open(config, regions, sysClass), clock, completions);
+    }
+}

@@ -1,0 +1,88 @@
+package io.pegaflow.transfer;
+
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideOutsideOfPackages;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The transfer module holds the transport and nothing else (design/redesign.md §5.1): of the engine it sees only the
+ * memory regions and the agent package, it knows neither blocks nor leases, and the shared lane machinery knows no
+ * fabric.
+ */
+@Timeout(60)
+class ArchitectureTest {
+    private static JavaClasses transfer;
+
+    @BeforeAll
+    static void importTransfer() {
+        transfer = new ClassFileImporter()
+                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_JARS)
+                .importPackages("io.pegaflow.transfer");
+    }
+
+    @Test
+    void shouldImportTheEngine() {
+        assertThat(transfer.contain("io.pegaflow.transfer.lane.LaneEngine")).isTrue();
+    }
+
+    @Test
+    void shouldUseOnlyTheMemoryAndAgentPackagesOfCore() {
+        noClasses()
+                .should()
+                .dependOnClassesThat(resideInAPackage("io.pegaflow.core..")
+                        .and(resideOutsideOfPackages("io.pegaflow.core.memory..", "io.pegaflow.core.agent..")))
+                .check(transfer);
+    }
+
+    @Test
+    void shouldDetectACoreDependencyItReallyHas() {
+        // the rule must be able to fail: the module does use core.memory
+        assertThatThrownBy(() -> noClasses()
+                        .should()
+                        .dependOnClassesThat()
+                        .resideInAPackage("io.pegaflow.core.memory..")
+                        .check(transfer))
+                .isInstanceOf(AssertionError.class)
+                .hasMessageContaining("MemoryRegionInfo");
+    }
+
+    @Test
+    void shouldKeepFrameworksOut() {
+        noClasses()
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage("org.springframework..", "io.grpc..", "com.google.protobuf..", "io.micrometer..")
+                .check(transfer);
+    }
+
+    @Test
+    void shouldKeepTheLaneMachineryFreeOfFabrics() {
+        noClasses()
+                .that()
+                .resideInAnyPackage(
+                        "io.pegaflow.transfer", "io.pegaflow.transfer.lane..", "io.pegaflow.transfer.handshake..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage("io.pegaflow.transfer.ucx..", "io.pegaflow.transfer.loopback..", "org.openucx..")
+                .check(transfer);
+    }
+
+    @Test
+    void shouldKeepPackagesFreeOfCycles() {
+        slices().matching("io.pegaflow.transfer.(*)..")
+                .should()
+                .beFreeOfCycles()
+                .check(transfer);
+    }
+}

@@ -1,0 +1,52 @@
+package io.pegaflow.transfer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+@Timeout(30)
+class TransferConfigTest {
+
+    @Test
+    void shouldRefuseSettingsOutOfRangeNamingThem() {
+        assertRefused(() -> TransferConfig.of("lo", 0), "pega.rdma.qps-per-peer: 0 (expected 1 to 64)");
+        assertRefused(() -> TransferConfig.of("lo", 65), "pega.rdma.qps-per-peer: 65");
+        assertRefused(() -> TransferConfig.of("", 2), "pega.rdma.nics: at least one NIC");
+        assertRefused(() -> TransferConfig.of("lo", 2).withTransports("tcp;rm -rf"), "pega.rdma.transports");
+    }
+
+    @Test
+    void shouldNormaliseTheTransportList() {
+        assertThat(new TransferConfig(List.of("lo"), 2, " TCP ").transports()).isEqualTo("tcp");
+        assertThat(new TransferConfig(List.of("lo"), 2, null).transports()).isEmpty();
+    }
+
+    @ParameterizedTest(name = "[{0}] -> {1}")
+    @CsvSource({
+        "'',true",
+        "tcp,true",
+        "'rc,sm',true",
+        "'shm,self',false",
+        "'sm',false",
+        "'posix,sysv,cma',false",
+        "'^shm',true",
+        "'ud,self',true"
+    })
+    void shouldAskForPeerErrorHandlingUnlessOnlySharedMemoryIsAllowed(String tls, boolean expected) {
+        assertThat(TransferConfig.of("lo", 1).withTransports(tls).peerErrorHandling())
+                .isEqualTo(expected);
+    }
+
+    private static void assertRefused(Runnable r, String message) {
+        assertThatThrownBy(r::run)
+                .isInstanceOfSatisfying(
+                        TransferException.class,
+                        e -> assertThat(e.kind()).isEqualTo(TransferException.Kind.INIT_FAILED))
+                .hasMessageContaining(message);
+    }
+}
