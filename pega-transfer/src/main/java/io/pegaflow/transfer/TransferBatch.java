@@ -1,62 +1,66 @@
 package io.pegaflow.transfer;
 
-import java.util.Arrays;
+import io.pegaflow.core.plan.MergeRule;
+import io.pegaflow.core.plan.RangePlan;
 
 /**
- * One batch of one-sided operations to one peer: (local address, remote address, length) triples, all in the same
- * {@link Direction}. The engine spreads the operations over the peer's connections one by one, so an operation is the
- * unit of parallelism and of failure reporting; ranges are kept as added, never merged.
+ * One batch of one-sided operations to one peer, all in the same {@link Direction}: a {@link RangePlan} read as
+ * (local, remote, length) triples, so the transfer engine, the device copiers and the push engine share one coalescing
+ * rule. A get copies from the peer (the plan's source) into local memory (its destination), a put the other way.
  *
- * <p>Struct-of-arrays over primitive {@code long[]}: a 1024-operation batch allocates three arrays, not 1024 objects.
- * Not thread-safe; built by one thread and not modified after {@link TransferEngine#submit} until its future completes.
+ * <p>The engine spreads the operations over the peer's connections one by one, so an operation is the unit of
+ * parallelism and of failure reporting. By default ranges are kept as added ({@link MergeRule#NEVER}); a caller that
+ * adds many small contiguous ranges (the segments of consecutive blocks) passes {@link MergeRule#upTo(long)} to cap
+ * each operation instead.
+ *
+ * <p>Not thread-safe; built by one thread and not modified after {@link TransferEngine#submit} until its future
+ * completes.
  */
 public final class TransferBatch {
     private final Direction direction;
-    private long[] local;
-    private long[] remote;
-    private long[] length;
-    private int count;
-    private long totalBytes;
+    private final RangePlan plan;
 
-    private TransferBatch(Direction direction, int expectedOps) {
+    private TransferBatch(Direction direction, int expectedOps, MergeRule rule) {
         this.direction = direction;
-        int capacity = Math.max(4, expectedOps);
-        local = new long[capacity];
-        remote = new long[capacity];
-        length = new long[capacity];
+        this.plan = new RangePlan(expectedOps, rule);
     }
 
-    /** An empty batch of reads from the peer into local memory. */
+    /** An empty batch of reads from the peer into local memory, every range its own operation. */
     public static TransferBatch get(int expectedOps) {
-        return new TransferBatch(Direction.GET, expectedOps);
+        return new TransferBatch(Direction.GET, expectedOps, MergeRule.NEVER);
     }
 
-    /** An empty batch of writes from local memory into the peer. */
+    /** An empty batch of reads whose contiguous ranges merge within {@code rule}. */
+    public static TransferBatch get(int expectedOps, MergeRule rule) {
+        return new TransferBatch(Direction.GET, expectedOps, rule);
+    }
+
+    /** An empty batch of writes from local memory into the peer, every range its own operation. */
     public static TransferBatch put(int expectedOps) {
-        return new TransferBatch(Direction.PUT, expectedOps);
+        return new TransferBatch(Direction.PUT, expectedOps, MergeRule.NEVER);
+    }
+
+    /** An empty batch of writes whose contiguous ranges merge within {@code rule}. */
+    public static TransferBatch put(int expectedOps, MergeRule rule) {
+        return new TransferBatch(Direction.PUT, expectedOps, rule);
     }
 
     /**
-     * Adds one operation. Addresses are checked against the registered regions when the batch is submitted.
+     * Adds one range. Addresses are checked against the registered regions when the batch is submitted.
      *
-     * @throws IllegalArgumentException when {@code lengthBytes <= 0}
+     * @throws IllegalArgumentException when {@code lengthBytes <= 0} (a plan would drop it silently)
      * @return this batch
      */
     public TransferBatch add(long localAddress, long remoteAddress, long lengthBytes) {
         if (lengthBytes <= 0) {
-            throw new IllegalArgumentException("operation " + count + " has length " + lengthBytes + ", must be > 0");
+            throw new IllegalArgumentException(
+                    "operation " + plan.size() + " has length " + lengthBytes + ", must be > 0");
         }
-        if (count == local.length) {
-            int capacity = count * 2;
-            local = Arrays.copyOf(local, capacity);
-            remote = Arrays.copyOf(remote, capacity);
-            length = Arrays.copyOf(length, capacity);
+        if (direction == Direction.GET) {
+            plan.add(remoteAddress, localAddress, lengthBytes);
+        } else {
+            plan.add(localAddress, remoteAddress, lengthBytes);
         }
-        local[count] = localAddress;
-        remote[count] = remoteAddress;
-        length[count] = lengthBytes;
-        count++;
-        totalBytes += lengthBytes;
         return this;
     }
 
@@ -64,29 +68,29 @@ public final class TransferBatch {
         return direction;
     }
 
-    /** Number of operations. */
+    /** Number of operations (after merging). */
     public int size() {
-        return count;
+        return plan.size();
     }
 
     public boolean isEmpty() {
-        return count == 0;
+        return plan.isEmpty();
     }
 
     public long localAddress(int op) {
-        return local[op];
+        return direction == Direction.GET ? plan.dstAddress(op) : plan.srcAddress(op);
     }
 
     public long remoteAddress(int op) {
-        return remote[op];
+        return direction == Direction.GET ? plan.srcAddress(op) : plan.dstAddress(op);
     }
 
     public long lengthBytes(int op) {
-        return length[op];
+        return plan.lengthBytes(op);
     }
 
     /** Sum of all lengths. */
     public long totalBytes() {
-        return totalBytes;
+        return plan.totalBytes();
     }
 }

@@ -37,11 +37,12 @@ class ArchitectureTest {
     }
 
     @Test
-    void shouldUseOnlyTheMemoryAndAgentPackagesOfCore() {
+    void shouldUseOnlyTheMemoryAgentAndPlanPackagesOfCore() {
         noClasses()
                 .should()
                 .dependOnClassesThat(resideInAPackage("io.pegaflow.core..")
-                        .and(resideOutsideOfPackages("io.pegaflow.core.memory..", "io.pegaflow.core.agent..")))
+                        .and(resideOutsideOfPackages(
+                                "io.pegaflow.core.memory..", "io.pegaflow.core.agent..", "io.pegaflow.core.plan..")))
                 .check(transfer);
     }
 

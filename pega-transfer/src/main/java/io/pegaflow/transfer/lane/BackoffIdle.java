@@ -1,33 +1,53 @@
 package io.pegaflow.transfer.lane;
 
+import io.pegaflow.core.agent.IdleStrategy;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * Spin, then park with a doubling period, reset by any work: the shape of Agrona's
- * {@code BackoffIdleStrategy}, which {@code core.agent.IdleStrategy} follows. A busy lane never parks, so a transfer
- * runs at polling speed; an idle one costs almost nothing, and wakes within {@value #MAX_PARK_NANOS} ns of network
- * traffic (over UCX TCP the target must progress to serve a peer's get) or at once for a command (unpark).
+ * Spin, then park with a doubling period, reset by any work: Agrona's {@code BackoffIdleStrategy} without the yield
+ * phase. The core's strategies never spin (two-core machines); a UCX lane is the exception that needs it, because
+ * over UCX TCP the target's worker must progress to serve a peer's get: a busy lane never parks and a transfer runs at
+ * polling speed, while an idle one spins for about a millisecond, then parks for at most {@value #MAX_PARK_NANOS} ns
+ * between looks at the network. {@link #wake()} (a command for the lane) ends a park at once.
  */
-final class BackoffIdle {
+final class BackoffIdle implements IdleStrategy {
     static final int SPINS = 2_000;
     static final long MIN_PARK_NANOS = 1_000;
     static final long MAX_PARK_NANOS = 1_000_000;
 
     private int idleCycles;
     private long parkNanos = MIN_PARK_NANOS;
+    private volatile Thread idler;
+    private volatile boolean woken;
 
-    void idle(int workCount) {
-        if (workCount > 0) {
+    @Override
+    public void idle(int workCount) {
+        if (workCount > 0 || woken) {
             idleCycles = 0;
             parkNanos = MIN_PARK_NANOS;
+            woken = false;
             return;
         }
         idleCycles++;
         if (idleCycles <= SPINS) {
             Thread.onSpinWait();
-        } else {
-            LockSupport.parkNanos(parkNanos);
-            parkNanos = Math.min(parkNanos * 2, MAX_PARK_NANOS);
+            return;
+        }
+        idler = Thread.currentThread();
+        // a wake between the flag check and the park leaves the thread's permit set, so the park returns at once
+        if (!woken) {
+            LockSupport.parkNanos(this, parkNanos);
+        }
+        idler = null;
+        parkNanos = Math.min(parkNanos * 2, MAX_PARK_NANOS);
+    }
+
+    @Override
+    public void wake() {
+        woken = true;
+        Thread t = idler;
+        if (t != null) {
+            LockSupport.unpark(t);
         }
     }
 }

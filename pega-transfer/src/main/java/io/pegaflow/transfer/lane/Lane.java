@@ -1,5 +1,8 @@
 package io.pegaflow.transfer.lane;
 
+import io.pegaflow.core.agent.Agent;
+import io.pegaflow.core.agent.CommandQueue;
+import io.pegaflow.core.agent.IdleStrategy;
 import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.transfer.PeerId;
 import io.pegaflow.transfer.RegisteredRegion;
@@ -13,21 +16,19 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * One connection lane: a worker of the fabric (a {@code UcpWorker}), the endpoints it holds to every connected peer,
- * and the agent loop that is the only thread ever to touch them. Other threads talk to it through two queues: a
- * bounded one for batches (back-pressure: {@link Kind#BUSY}) and an unbounded one for the rare control commands (open,
- * close, shutdown), so a close is never lost to a full queue.
+ * and the {@link Agent} whose thread (an {@code AgentRunner}'s) is the only one ever to touch them. Other threads talk
+ * to it through two queues: a bounded {@link CommandQueue} for batches (back-pressure: {@link Kind#BUSY}) and an
+ * unbounded one for the rare control commands (open, close, shutdown), so a close is never lost to a full queue.
  *
- * <p>{@link #doWork()} is a sum of bounded steps, as an {@code Agent} of {@code core.agent} is: drain commands, issue at
- * most {@value #OPS_PER_CYCLE} operations, progress the worker, expire deadlines, finish closes. A subclass supplies
+ * <p>{@link #doWork()} is a sum of bounded steps: drain commands, issue at most {@value #OPS_PER_CYCLE} operations,
+ * progress the worker, expire deadlines, finish closes. A subclass supplies
  * the fabric-specific pieces; every one of them is called on the lane thread.
  *
  * <p>Endpoint lifecycle per connection (spec/cluster.md §4.3 maps the reference's prepare/complete/abort/invalidate to
@@ -38,7 +39,7 @@ import org.slf4j.LoggerFactory;
  *
  * @param <E> the fabric's endpoint handle
  */
-public abstract class Lane<E> {
+public abstract class Lane<E> implements Agent {
     private static final Logger LOG = LoggerFactory.getLogger(Lane.class);
 
     /** Batches waiting for this lane; beyond it submit fails with BUSY instead of growing without bound. */
@@ -52,7 +53,7 @@ public abstract class Lane<E> {
     static final long CLOSE_WEDGED_NANOS = 10_000_000_000L;
 
     protected final int index;
-    private final ArrayBlockingQueue<LanePart> submits = new ArrayBlockingQueue<>(SUBMIT_CAPACITY);
+    private final CommandQueue<Queued> submits = new CommandQueue<>(Queued.class, SUBMIT_CAPACITY);
     private final Queue<Control> controls = new ConcurrentLinkedQueue<>();
     private final Map<Connection, Slot> slots = new HashMap<>(); // Connection has identity equality
     private final ArrayDeque<LanePart> issuing = new ArrayDeque<>();
@@ -60,10 +61,16 @@ public abstract class Lane<E> {
 
     private LaneListener listener;
     private NanoClock clock;
-    private volatile Thread thread;
+    private IdleStrategy idle;
     private long lastScanNanos;
+    private long failedCycles;
     private boolean shuttingDown;
+    /** Set by {@link #shutdown()}: from then on a cycle reports work until every endpoint is closed (see doWork). */
+    private volatile boolean shutdownRequested;
+
     private volatile boolean stopped;
+    /** Set once the loop ended with every endpoint closed and the worker released: the fabric may go next. */
+    private volatile boolean released;
 
     protected Lane(int index) {
         this.index = index;
@@ -119,6 +126,9 @@ public abstract class Lane<E> {
 
     // ---------------------------------------------------------------- commands (any thread)
 
+    /** What the bounded batch queue carries: {@link LanePart}s (CommandQueue takes a sealed command type). */
+    sealed interface Queued permits LanePart {}
+
     private sealed interface Control permits Open, Close, Shutdown {}
 
     private record Open(Connection connection, CompletableFuture<Void> ack) implements Control {}
@@ -127,9 +137,10 @@ public abstract class Lane<E> {
 
     private record Shutdown() implements Control {}
 
-    final void attach(LaneListener listener, NanoClock clock) {
+    final void attach(LaneListener listener, NanoClock clock, IdleStrategy idle) {
         this.listener = listener;
         this.clock = clock;
+        this.idle = idle;
     }
 
     final CompletableFuture<Void> open(Connection connection) {
@@ -144,18 +155,20 @@ public abstract class Lane<E> {
     }
 
     final void shutdown() {
+        shutdownRequested = true;
         control(new Shutdown());
     }
 
-    /** False when the lane's batch queue is full. */
+    /** False when the lane's batch queue is full; a part that races with the lane's end is failed, not lost. */
     final boolean submit(LanePart part) {
-        if (!submits.offer(part)) {
+        CommandQueue.Offer offer = submits.offer(part);
+        if (offer == CommandQueue.Offer.FULL) {
             return false;
         }
-        wake();
-        if (stopped) {
-            drainAfterStop();
+        if (offer == CommandQueue.Offer.CLOSED) {
+            part.fail(closedError());
         }
+        wake();
         return true;
     }
 
@@ -168,17 +181,22 @@ public abstract class Lane<E> {
     }
 
     private void wake() {
-        Thread t = thread;
-        if (t != null) {
-            LockSupport.unpark(t);
+        IdleStrategy i = idle;
+        if (i != null) {
+            i.wake();
         }
     }
 
     // ---------------------------------------------------------------- the agent (lane thread)
 
-    final void onStart() {
-        thread = Thread.currentThread();
+    @Override
+    public final void onStart() {
         lastScanNanos = clock.nanoTime();
+    }
+
+    /** Whether the loop ended cleanly: every endpoint closed, the worker released. Any thread. */
+    final boolean isReleased() {
+        return released;
     }
 
     /** Whether the lane has shut down and closed every endpoint. */
@@ -186,35 +204,63 @@ public abstract class Lane<E> {
         return shuttingDown && slots.isEmpty();
     }
 
-    final String roleName() {
+    @Override
+    public final String roleName() {
         return "pega-transfer-lane-" + index;
     }
 
-    final int doWork() {
-        int work = drainControls() + drainSubmits() + issueSome();
-        work += progress();
-        long now = clock.nanoTime();
-        if (now - lastScanNanos >= DEADLINE_SCAN_NANOS) {
-            lastScanNanos = now;
-            work += expire(now);
+    /**
+     * One duty cycle. A failing call into the fabric is logged (rate-limited) and the loop goes on: a lane must keep
+     * closing its endpoints even when one call failed, and an agent whose {@code doWork} throws is stopped by its
+     * runner. Once a shutdown is requested the cycle reports work until every endpoint is closed, so the runner's
+     * stop (which waits for a cycle without work) cannot end the loop under a live endpoint.
+     */
+    @Override
+    public final int doWork() {
+        int work;
+        try {
+            work = drainControls() + drainSubmits() + issueSome();
+            work += progress();
+            long now = clock.nanoTime();
+            if (now - lastScanNanos >= DEADLINE_SCAN_NANOS) {
+                lastScanNanos = now;
+                work += expire(now);
+            }
+            work += finishCloses(now);
+        } catch (RuntimeException e) {
+            failedCycles++;
+            if (Long.bitCount(failedCycles) == 1) { // 1st, 2nd, 4th, 8th...: a stuck failure cannot flood the log
+                LOG.error("{}: cycle failed ({} so far)", roleName(), failedCycles, e);
+            }
+            work = 1;
         }
-        return work + finishCloses(now);
+        return shutdownRequested && !isDone() ? Math.max(1, work) : work;
     }
 
-    /** After the loop: release the worker and answer whatever raced with the end. */
-    final void onClose() {
+    /**
+     * After the loop: release the worker and answer whatever raced with the end. A lane stopped with endpoints still
+     * open (its runner gave up, or an Error escaped) keeps its worker: destroying it under a live endpoint aborts UCX.
+     */
+    @Override
+    public final void onClose() {
         stopped = true;
-        try {
+        if (slots.isEmpty()) {
             release();
-        } finally {
-            drainAfterStop();
+            released = true;
+        } else {
+            LOG.error("{}: stopped with {} endpoints open; leaving its worker in place", roleName(), slots.size());
         }
+        drainAfterStop();
+    }
+
+    private static TransferException closedError() {
+        return new TransferException(Kind.CLOSED, "transfer engine is closed");
     }
 
     private synchronized void drainAfterStop() {
-        TransferException closed = new TransferException(Kind.CLOSED, "transfer engine is closed");
-        for (LanePart part; (part = submits.poll()) != null; ) {
-            part.fail(closed);
+        TransferException closed = closedError();
+        for (Queued q : submits.close()) {
+            ((LanePart) q).fail(closed);
         }
         for (Control c; (c = controls.poll()) != null; ) {
             if (c instanceof Open open) {
@@ -277,21 +323,21 @@ public abstract class Lane<E> {
     }
 
     private int drainSubmits() {
-        int n = 0;
-        for (LanePart part; n < COMMANDS_PER_CYCLE && (part = submits.poll()) != null; n++) {
-            Connection connection = part.submission.connection;
-            Slot slot = slots.get(connection);
-            if (slot == null || slot.closing || slot.openAck != null) {
-                TransferException cause = connection.failure();
-                part.fail(cause != null ? cause : notConnected(connection));
-                continue;
-            }
-            part.slot = slot;
-            slot.parts.add(part);
-            connection.laneInFlight.addAndGet(index, part.ops());
-            issuing.add(part);
+        return submits.drain(q -> accept((LanePart) q), COMMANDS_PER_CYCLE);
+    }
+
+    private void accept(LanePart part) {
+        Connection connection = part.submission.connection;
+        Slot slot = slots.get(connection);
+        if (slot == null || slot.closing || slot.openAck != null) {
+            TransferException cause = connection.failure();
+            part.fail(cause != null ? cause : notConnected(connection));
+            return;
         }
-        return n;
+        part.slot = slot;
+        slot.parts.add(part);
+        connection.laneInFlight.addAndGet(index, part.ops());
+        issuing.add(part);
     }
 
     private int issueSome() {

@@ -1,5 +1,6 @@
 package io.pegaflow.transfer.lane;
 
+import io.pegaflow.core.agent.AgentRunner;
 import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.transfer.PeerId;
 import io.pegaflow.transfer.PeerView;
@@ -18,6 +19,7 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -42,7 +44,7 @@ public final class LaneEngine implements TransferEngine, LaneListener {
     private final Executor completions;
     private final HandshakeDescriptor local;
     private final List<Lane<?>> lanes;
-    private final List<LaneRunner> runners = new ArrayList<>();
+    private final List<AgentRunner> runners = new ArrayList<>();
     private final Map<PeerId, Connection> connections = new ConcurrentHashMap<>();
     private final Map<PeerId, PeerStats> stats = new ConcurrentHashMap<>();
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -71,10 +73,11 @@ public final class LaneEngine implements TransferEngine, LaneListener {
             throw new TransferException(Kind.INIT_FAILED, "transfer engine: " + e.getMessage(), e);
         }
         for (Lane<?> lane : lanes) {
-            lane.attach(this, clock);
-            runners.add(new LaneRunner(lane));
+            BackoffIdle idle = new BackoffIdle();
+            lane.attach(this, clock, idle);
+            runners.add(new AgentRunner(lane, idle));
         }
-        runners.forEach(LaneRunner::start);
+        runners.forEach(AgentRunner::start);
     }
 
     @Override
@@ -283,8 +286,9 @@ public final class LaneEngine implements TransferEngine, LaneListener {
         // a real wait on threads, not a domain timer: wall time even when the engine runs on a test clock
         long deadline = System.nanoTime() + CLOSE_TIMEOUT_NANOS;
         boolean stopped = true;
-        for (LaneRunner runner : runners) {
-            stopped &= runner.join(Math.max(0, deadline - System.nanoTime()));
+        for (int i = 0; i < runners.size(); i++) {
+            stopped &= runners.get(i).close(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)
+                    && lanes.get(i).isReleased();
         }
         if (stopped) {
             fabric.release();

@@ -8,7 +8,7 @@ import io.pegaflow.transfer.TransferException;
  * lane issues them and later reports the part's end with {@link #succeed()} or {@link #fail}, on the lane's thread.
  * Reporting is idempotent: the first report wins.
  */
-public final class LanePart {
+public final class LanePart implements Lane.Queued {
     final Submission submission;
     final int lane;
     private final int firstOp;
