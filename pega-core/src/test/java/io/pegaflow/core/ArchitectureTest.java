@@ -7,9 +7,14 @@ import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.sli
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.tngtech.archunit.core.domain.JavaAccess;
+import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.properties.HasName;
+import com.tngtech.archunit.core.domain.properties.HasOwner;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.lang.ArchRule;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -125,6 +130,57 @@ class ArchitectureTest {
                 .mayOnlyBeAccessedByLayers("facade", "tier", "state")
                 .whereLayer("memory")
                 .mayOnlyBeAccessedByLayers("facade", "tier", "state", "model")
+                .check(core);
+    }
+
+    /** Every time read goes through the injected clock (STYLE §6.3.11); only the clock itself reads the system's. */
+    private static final ArchRule NO_SYSTEM_CLOCK = noClasses()
+            .that()
+            .resideInAPackage("io.pegaflow.core..")
+            .and()
+            .doNotHaveFullyQualifiedName("io.pegaflow.core.agent.NanoClock")
+            .should()
+            .accessTargetWhere(JavaAccess.Predicates.target(
+                            HasOwner.Predicates.With.owner(JavaClass.Predicates.equivalentTo(System.class)))
+                    .and(JavaAccess.Predicates.target(HasName.Predicates.nameMatching("nanoTime|currentTimeMillis"))))
+            .as("no class in core reads System.nanoTime or System.currentTimeMillis outside NanoClock");
+
+    @Test
+    void shouldReadTimeOnlyThroughTheInjectedClock() {
+        NO_SYSTEM_CLOCK.check(core);
+    }
+
+    @Test
+    void shouldDetectASystemClockRead() {
+        // The clock rule must be able to fail: NanoClock itself does read System.nanoTime.
+        JavaClasses clock = new ClassFileImporter().importClasses(io.pegaflow.core.agent.NanoClock.class);
+        assertThatThrownBy(() -> noClasses()
+                        .should()
+                        .accessTargetWhere(JavaAccess.Predicates.target(
+                                HasName.Predicates.nameMatching("nanoTime|currentTimeMillis")))
+                        .check(clock))
+                .isInstanceOf(AssertionError.class)
+                .hasMessageContaining("nanoTime");
+    }
+
+    @Test
+    void shouldStartThreadsOnlyInTheAgentPackage() {
+        // Threads are AgentRunners (and the pool's one-shot pre-touch), never ad-hoc executors or threads.
+        noClasses()
+                .that()
+                .resideInAPackage("io.pegaflow.core..")
+                .and()
+                .resideOutsideOfPackage("io.pegaflow.core.agent..")
+                .and()
+                .doNotHaveFullyQualifiedName("io.pegaflow.core.memory.PreToucher")
+                .should()
+                .callConstructor(Thread.class, Runnable.class, String.class)
+                .orShould()
+                .dependOnClassesThat()
+                .haveFullyQualifiedName("java.util.concurrent.Executors")
+                .orShould()
+                .dependOnClassesThat()
+                .haveFullyQualifiedName("java.util.concurrent.ThreadPoolExecutor")
                 .check(core);
     }
 

@@ -37,20 +37,21 @@ public final class CommandQueue<C> {
     private final Object[] ring;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition notEmpty = lock.newCondition();
+    private final Condition notFull = lock.newCondition();
     private int head;
     private int count;
     private boolean closed;
-    private boolean wakeRequested;
 
     /**
-     * @param type the sealed interface (or sealed class) every command implements
+     * @param type the sealed interface (or sealed class) every command implements, or the one record type of a queue
+     *     that carries a single kind of command
      * @param capacity the most commands that may wait at once (>= 1)
-     * @throws IllegalArgumentException when {@code type} is not sealed or the capacity is below 1
+     * @throws IllegalArgumentException when {@code type} is neither sealed nor a record, or the capacity is below 1
      */
     public CommandQueue(Class<C> type, int capacity) {
-        if (!type.isSealed()) {
-            throw new IllegalArgumentException(
-                    "command type " + type.getName() + " (expected: a sealed interface of command records)");
+        if (!type.isSealed() && !type.isRecord()) {
+            throw new IllegalArgumentException("command type " + type.getName()
+                    + " (expected: a sealed interface of command records, or one record type)");
         }
         if (capacity < 1) {
             throw new IllegalArgumentException("command queue capacity: " + capacity + " (expected: >= 1)");
@@ -62,19 +63,43 @@ public final class CommandQueue<C> {
     public Offer offer(C command) {
         lock.lock();
         try {
-            if (closed) {
-                return Offer.CLOSED;
-            }
-            if (count == ring.length) {
-                return Offer.FULL;
-            }
-            ring[(head + count) % ring.length] = command;
-            count++;
-            notEmpty.signal();
-            return Offer.ACCEPTED;
+            return enqueue(command);
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * Queues {@code command}, waiting up to {@code timeoutNanos} for room: for commands that must get in (a flush
+     * barrier) but must not wait forever. {@link Offer#FULL} means the deadline passed.
+     */
+    public Offer offer(C command, long timeoutNanos) {
+        long nanos = timeoutNanos;
+        lock.lock();
+        try {
+            while (!closed && count == ring.length && nanos > 0) {
+                nanos = notFull.awaitNanos(nanos);
+            }
+            return enqueue(command);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return closed ? Offer.CLOSED : Offer.FULL;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private Offer enqueue(C command) {
+        if (closed) {
+            return Offer.CLOSED;
+        }
+        if (count == ring.length) {
+            return Offer.FULL;
+        }
+        ring[(head + count) % ring.length] = command;
+        count++;
+        notEmpty.signal();
+        return Offer.ACCEPTED;
     }
 
     /**
@@ -99,6 +124,7 @@ public final class CommandQueue<C> {
                 head = (head + 1) % ring.length;
             }
             count -= n;
+            notFull.signalAll();
         } finally {
             lock.unlock();
         }
@@ -109,6 +135,22 @@ public final class CommandQueue<C> {
     }
 
     /**
+     * Refuses every later offer but leaves what is queued to be drained: the first half of an orderly stop (the agent
+     * then finishes the queued work and {@link #close()} hands back whatever is left). Idle waits return at once
+     * from now on. Idempotent.
+     */
+    public void stopAccepting() {
+        lock.lock();
+        try {
+            closed = true;
+            notEmpty.signalAll();
+            notFull.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
      * Refuses every later offer and returns the commands still queued, oldest first, for the owner to complete or
      * release. A second call returns an empty list.
      */
@@ -116,6 +158,7 @@ public final class CommandQueue<C> {
         lock.lock();
         try {
             closed = true;
+            notFull.signalAll();
             List<C> rest = new ArrayList<>(count);
             while (count > 0) {
                 rest.add(cast(ring[head]));
@@ -130,6 +173,7 @@ public final class CommandQueue<C> {
         }
     }
 
+    /** Whether offers are refused ({@link #stopAccepting()} or {@link #close()} was called). */
     public boolean isClosed() {
         lock.lock();
         try {
@@ -155,46 +199,53 @@ public final class CommandQueue<C> {
 
     /**
      * The idle strategy of an agent fed by this queue: after an idle cycle, block until a command arrives, the queue
-     * closes, {@link IdleStrategy#wake()} is called, or {@code maxWaitNanos} pass (whichever is first). The bound
-     * lets an agent that also has timed work (a heartbeat, a file check) look at its clock.
+     * stops accepting, {@link IdleStrategy#wake()} is called, or {@code maxWaitNanos} pass (whichever is first). The
+     * bound lets an agent that also has timed work (a heartbeat, a file check) look at its clock. Several agents may
+     * drain one queue, each with its own strategy: a wake reaches exactly the agent it belongs to.
      */
     public IdleStrategy idleStrategy(long maxWaitNanos) {
         if (maxWaitNanos <= 0) {
             throw new IllegalArgumentException("idle wait: " + maxWaitNanos + " ns (expected: > 0)");
         }
-        return new IdleStrategy() {
-            @Override
-            public void idle(int workCount) {
-                if (workCount == 0) {
-                    await(maxWaitNanos);
-                }
-            }
-
-            @Override
-            public void wake() {
-                lock.lock();
-                try {
-                    wakeRequested = true;
-                    notEmpty.signalAll();
-                } finally {
-                    lock.unlock();
-                }
-            }
-        };
+        return new QueueIdle(maxWaitNanos);
     }
 
-    private void await(long maxWaitNanos) {
-        lock.lock();
-        try {
-            long nanos = maxWaitNanos;
-            while (count == 0 && !closed && !wakeRequested && nanos > 0) {
-                nanos = notEmpty.awaitNanos(nanos);
+    private final class QueueIdle implements IdleStrategy {
+        private final long maxWaitNanos;
+        private boolean woken; // guarded by lock
+
+        QueueIdle(long maxWaitNanos) {
+            this.maxWaitNanos = maxWaitNanos;
+        }
+
+        @Override
+        public void idle(int workCount) {
+            if (workCount > 0) {
+                return;
             }
-            wakeRequested = false;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt(); // the runner treats an interrupt as a stop request
-        } finally {
-            lock.unlock();
+            lock.lock();
+            try {
+                long nanos = maxWaitNanos;
+                while (count == 0 && !closed && !woken && nanos > 0) {
+                    nanos = notEmpty.awaitNanos(nanos);
+                }
+                woken = false;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt(); // the runner treats an interrupt as a stop request
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        @Override
+        public void wake() {
+            lock.lock();
+            try {
+                woken = true;
+                notEmpty.signalAll();
+            } finally {
+                lock.unlock();
+            }
         }
     }
 

@@ -16,6 +16,8 @@ import java.time.Duration;
  * @param hostAlignmentBytes host segment padding, at least; the engine raises it to what its tiers need (512 with
  *     the SSD tier's O_DIRECT)
  * @param admission {@code lru} or {@code tinylfu}
+ * @param saveDeadline the longest a Save waits for its device copy, and on a full pool for queued Saves to be
+ *     sealed, before it fails with DEADLINE_EXCEEDED (30 s; ours, the reference waits forever)
  */
 public record EngineConfig(
         PoolConfig pool,
@@ -25,12 +27,16 @@ public record EngineConfig(
         int evictionBatch,
         boolean blockwiseAlloc,
         long hostAlignmentBytes,
-        String admission) {
+        String admission,
+        Duration saveDeadline) {
+    /** The default {@link #saveDeadline()}. */
+    public static final Duration DEFAULT_SAVE_DEADLINE = Duration.ofSeconds(30);
 
     public EngineConfig {
         requirePositive("pega.lease.ttl", leaseTtl);
         requirePositive("pega.maintenance-interval", maintenanceInterval);
         requirePositive("pega.inflight-max-age", inflightMaxAge);
+        requirePositive("pega.save-deadline", saveDeadline);
         if (evictionBatch < 1) {
             throw new IllegalArgumentException("pega.eviction-batch: " + evictionBatch + " (expected: >= 1)");
         }
@@ -41,6 +47,28 @@ public record EngineConfig(
         if (!"lru".equals(admission) && !"tinylfu".equals(admission)) {
             throw new IllegalArgumentException("pega.cache.admission: " + admission + " (expected: lru or tinylfu)");
         }
+    }
+
+    /** The configuration with the default {@link #saveDeadline()}. */
+    public EngineConfig(
+            PoolConfig pool,
+            Duration leaseTtl,
+            Duration maintenanceInterval,
+            Duration inflightMaxAge,
+            int evictionBatch,
+            boolean blockwiseAlloc,
+            long hostAlignmentBytes,
+            String admission) {
+        this(
+                pool,
+                leaseTtl,
+                maintenanceInterval,
+                inflightMaxAge,
+                evictionBatch,
+                blockwiseAlloc,
+                hostAlignmentBytes,
+                admission,
+                DEFAULT_SAVE_DEADLINE);
     }
 
     private static void requirePositive(String name, Duration d) {
@@ -64,7 +92,8 @@ public record EngineConfig(
                 evictionBatch,
                 blockwiseAlloc,
                 hostAlignmentBytes,
-                admission);
+                admission,
+                saveDeadline);
     }
 
     public EngineConfig withHostAlignmentBytes(long alignmentBytes) {
@@ -76,7 +105,21 @@ public record EngineConfig(
                 evictionBatch,
                 blockwiseAlloc,
                 alignmentBytes,
-                admission);
+                admission,
+                saveDeadline);
+    }
+
+    public EngineConfig withSaveDeadline(Duration deadline) {
+        return new EngineConfig(
+                pool,
+                leaseTtl,
+                maintenanceInterval,
+                inflightMaxAge,
+                evictionBatch,
+                blockwiseAlloc,
+                hostAlignmentBytes,
+                admission,
+                deadline);
     }
 
     public EngineConfig withBlockwiseAlloc(boolean blockwise) {
@@ -88,6 +131,7 @@ public record EngineConfig(
                 evictionBatch,
                 blockwise,
                 hostAlignmentBytes,
-                admission);
+                admission,
+                saveDeadline);
     }
 }

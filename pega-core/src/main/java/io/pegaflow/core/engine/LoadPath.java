@@ -3,8 +3,10 @@ package io.pegaflow.core.engine;
 import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.block.SealedBlock;
 import io.pegaflow.core.block.SlotData;
+import io.pegaflow.core.device.DeviceCopier;
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.instance.DeviceContext;
+import io.pegaflow.core.instance.DeviceLane;
 import io.pegaflow.core.instance.Instance;
 import io.pegaflow.core.instance.LayerRegistration;
 import io.pegaflow.core.lease.LeaseId;
@@ -14,7 +16,6 @@ import io.pegaflow.core.metrics.EngineMetrics;
 import io.pegaflow.core.plan.RangePlan;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.RejectedExecutionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -74,11 +75,7 @@ final class LoadPath {
                 releaseAll(held);
                 return;
             }
-            try {
-                device.loadLane().execute(task);
-            } catch (RejectedExecutionException e) {
-                throw EngineException.failedPrecondition("device " + deviceId + " is being unregistered");
-            }
+            device.loadLane().submit(task); // refused: the catch below fails the signal and releases the blocks
         } catch (RuntimeException e) {
             signal.fail();
             releaseAll(held);
@@ -135,7 +132,7 @@ final class LoadPath {
     }
 
     /** The queued copy: owns the consumed block references until it finishes. */
-    private final class LoadTask implements Runnable {
+    private final class LoadTask implements DeviceLane.Job {
         private final DeviceContext device;
         private final List<LayerRegistration> layers;
         private final int tpSize;
@@ -175,11 +172,11 @@ final class LoadPath {
         }
 
         @Override
-        public void run() {
+        public void run(DeviceCopier copier) {
             long started = clock.nanoTime();
             try {
                 RangePlan plan = plan();
-                device.copier().copyToDevice(plan);
+                copier.copyToDevice(plan);
                 metrics.loadBytes.add(plan.totalBytes());
                 metrics.loadDuration().recordNanos(clock.nanoTime() - started);
                 if (!signal.succeed()) {
@@ -193,6 +190,16 @@ final class LoadPath {
                 for (SealedBlock block : blocks) {
                     block.release();
                 }
+            }
+        }
+
+        /** The lane stopped before this load ran: the worker is told it failed, the blocks go back. */
+        @Override
+        public void abandon() {
+            metrics.loadFailures.increment();
+            signal.fail();
+            for (SealedBlock block : blocks) {
+                block.release();
             }
         }
 

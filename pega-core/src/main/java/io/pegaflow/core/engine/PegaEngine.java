@@ -1,5 +1,8 @@
 package io.pegaflow.core.engine;
 
+import io.pegaflow.core.agent.AgentGroup;
+import io.pegaflow.core.agent.AgentRunner;
+import io.pegaflow.core.agent.IdleStrategy;
 import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.cache.BlockCache;
 import io.pegaflow.core.cache.EvictedBlocks;
@@ -51,7 +54,9 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
     private final InstanceRegistry instances = new InstanceRegistry();
     private final SessionTable sessions = new SessionTable();
     private final TierChain tiers;
-    private final SealWorker sealer;
+    private final SealAgent sealer;
+    private final AgentRunner maintenance;
+    private final AgentGroup agents;
     private final PoolReclaimer reclaimer;
     private final PrefetchTable prefetch;
     private final SavePath savePath;
@@ -70,7 +75,8 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         this.leases = new LeaseTable(clock, config.leaseTtl().toNanos());
         IndexAnnouncements announcements = new IndexAnnouncements(ctx.indexListeners());
         List<SealedBlockSpill> spills = ctx.spills();
-        this.sealer = new SealWorker(cache, metrics, clock, (namespace, keys, blocks) -> {
+        this.agents = ctx.agents();
+        this.sealer = new SealAgent(cache, metrics, clock, config.saveDeadline(), (namespace, keys, blocks) -> {
             for (SealedBlockSpill spill : spills) {
                 spill.offer(keys, blocks);
             }
@@ -78,10 +84,21 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         });
         this.reclaimer = new PoolReclaimer(pool, cache, metrics, config.evictionBatch(), announcements, sealer);
         this.prefetch = new PrefetchTable(tiers, reclaimer, cache, metrics, clock);
-        this.savePath = new SavePath(instances, cache, reclaimer, sealer, metrics, clock, config.blockwiseAlloc());
+        this.savePath = new SavePath(
+                instances, cache, reclaimer, sealer, metrics, clock, config.blockwiseAlloc(), config.saveDeadline());
         this.loadPath = new LoadPath(instances, leases, metrics, clock);
         this.queryPath = new QueryPath(instances, cache, leases, metrics, prefetch);
-        this.registerPath = new RegisterPath(instances, backend, config.hostAlignmentBytes());
+        this.registerPath = new RegisterPath(instances, backend, config.hostAlignmentBytes(), agents);
+        long interval = config.maintenanceInterval().toNanos();
+        this.maintenance = new AgentRunner(
+                new MaintenanceAgent(clock, interval, this::runMaintenance),
+                IdleStrategy.parking(Math.min(interval, MaintenanceAgent.MAX_PARK_NANOS)));
+    }
+
+    /** Starts the agents; nothing runs before. */
+    private void start() {
+        sealer.start(agents);
+        agents.add(maintenance.start());
     }
 
     /**
@@ -92,13 +109,20 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
      * @throws IllegalArgumentException when the context is incomplete or unusable
      */
     public static PegaEngine launch(EngineContext ctx) {
+        PegaEngine engine = null;
         try {
             if (!ctx.isConcluded()) {
                 ctx.conclude();
             }
-            return new PegaEngine(ctx);
+            engine = new PegaEngine(ctx);
+            engine.start();
+            return engine;
         } catch (RuntimeException | Error e) {
-            ctx.closeOwned();
+            if (engine != null) {
+                engine.close(); // stops what started, then closes the owned parts
+            } else {
+                ctx.closeOwned();
+            }
             throw e;
         }
     }
@@ -213,7 +237,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         long maxAge = config.inflightMaxAge().toNanos();
         prefetch.collect(maxAge);
         try {
-            sealer.gc(maxAge).get(30, TimeUnit.SECONDS);
+            sealer.gc(maxAge).get(sealer.deadlineNanos(), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (ExecutionException | TimeoutException e) {
@@ -309,6 +333,8 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         for (String id : instances.ids()) {
             teardown(id);
         }
+        maintenance.close();
+        agents.remove(maintenance);
         prefetch.collect(0); // any task left over: its blocks go back when its fetch completes, below at the latest
         sealer.close(); // no more spills or announcements after this
         tiers.close(); // last first; each waits for its I/O in progress, while the pool is still mapped

@@ -1,5 +1,6 @@
 package io.pegaflow.core.engine;
 
+import io.pegaflow.core.agent.AgentGroup;
 import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.device.DeviceCopier;
 import io.pegaflow.core.device.LayerMemory;
@@ -24,9 +25,11 @@ final class RegisterPath {
     private final InstanceRegistry instances;
     private final DeviceBackend backend;
     private final long hostAlignmentBytes;
+    private final AgentGroup agents;
 
-    RegisterPath(InstanceRegistry instances, DeviceBackend backend, long hostAlignmentBytes) {
+    RegisterPath(InstanceRegistry instances, DeviceBackend backend, long hostAlignmentBytes, AgentGroup agents) {
         this.instances = instances;
+        this.agents = agents;
         this.backend = backend;
         this.hostAlignmentBytes = hostAlignmentBytes;
     }
@@ -81,6 +84,7 @@ final class RegisterPath {
             DeviceCopier copier = backend.openCopier(c.deviceId());
             DeviceContext context =
                     new DeviceContext(c.instanceId(), c.deviceId(), (int) c.tpRank(), (int) c.ppRank(), layers, copier);
+            context.start(agents);
             if (!instance.addDevice(context)) {
                 context.close();
                 installed = true; // context.close() closed the mappings already

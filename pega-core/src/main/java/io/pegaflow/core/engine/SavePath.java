@@ -12,12 +12,14 @@ import io.pegaflow.core.instance.LayerRegistration;
 import io.pegaflow.core.memory.PinnedAllocation;
 import io.pegaflow.core.metrics.EngineMetrics;
 import io.pegaflow.core.plan.RangePlan;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Future;
-import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Save (spec/engine-api.md §5.2): validate, drop blocks already resident, allocate pool memory per layer, copy
@@ -30,19 +32,21 @@ final class SavePath {
     private final InstanceRegistry instances;
     private final BlockCache cache;
     private final PoolReclaimer reclaimer;
-    private final SealWorker sealer;
+    private final SealAgent sealer;
     private final EngineMetrics metrics;
     private final NanoClock clock;
     private final boolean blockwise;
+    private final long deadlineNanos;
 
     SavePath(
             InstanceRegistry instances,
             BlockCache cache,
             PoolReclaimer reclaimer,
-            SealWorker sealer,
+            SealAgent sealer,
             EngineMetrics metrics,
             NanoClock clock,
-            boolean blockwise) {
+            boolean blockwise,
+            Duration deadline) {
         this.instances = instances;
         this.cache = cache;
         this.reclaimer = reclaimer;
@@ -50,6 +54,7 @@ final class SavePath {
         this.metrics = metrics;
         this.clock = clock;
         this.blockwise = blockwise;
+        this.deadlineNanos = deadline.toNanos();
     }
 
     /**
@@ -136,9 +141,20 @@ final class SavePath {
         if (keys == null || work.isEmpty()) {
             return;
         }
+        boolean copyOwnsAllocations = false;
         try {
             RangePlan plan = allocateAndPlan(work);
-            copy(device, plan);
+            CompletableFuture<Void> copied = device.saveLane().copy(plan);
+            try {
+                awaitCopy(device, copied);
+            } catch (EngineException e) {
+                if (e.kind() == EngineException.Kind.DEADLINE_EXCEEDED) {
+                    // The lane may still write into these allocations: they go back only once the copy is done.
+                    copyOwnsAllocations = true;
+                    releaseWhenCopied(copied, work);
+                }
+                throw e;
+            }
             long bytes = 0;
             SlotData[][] data = new SlotData[work.size()][];
             int[] layerSlots = new int[work.size()];
@@ -153,8 +169,10 @@ final class SavePath {
             metrics.saveDuration().recordNanos(clock.nanoTime() - started);
         } finally {
             // Slots hold their own references now; the save's initial ones go.
-            for (LayerWork w : work) {
-                w.releaseAllocations();
+            if (!copyOwnsAllocations) {
+                for (LayerWork w : work) {
+                    w.releaseAllocations();
+                }
             }
         }
     }
@@ -327,15 +345,24 @@ final class SavePath {
         return a;
     }
 
-    private static void copy(DeviceContext device, RangePlan plan) {
-        Future<?> done;
+    /**
+     * Hands the allocations to a copy that outlived its deadline: the lane may still write into them, so they go
+     * back to the pool only once it finished.
+     */
+    @SuppressWarnings("FutureReturnValueIgnored") // the release stage cannot fail and nobody waits for it
+    private static void releaseWhenCopied(CompletableFuture<Void> copied, List<LayerWork> work) {
+        copied.whenComplete((ok, failure) -> work.forEach(LayerWork::releaseAllocations));
+    }
+
+    /** Waits for the save lane's copy, at most {@code pega.save-deadline}. */
+    private void awaitCopy(DeviceContext device, CompletableFuture<Void> copied) {
         try {
-            done = device.saveLane().submit(() -> device.copier().copyToHost(plan));
-        } catch (RejectedExecutionException e) {
-            throw EngineException.failedPrecondition("device " + device.deviceId() + " is being unregistered");
-        }
-        try {
-            done.get();
+            copied.get(deadlineNanos, TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            throw EngineException.deadlineExceeded("save copy on device " + device.deviceId()
+                    + " did not finish within "
+                    + TimeUnit.NANOSECONDS.toMillis(deadlineNanos) + " ms (pega.save-deadline); the save was not"
+                    + " stored");
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             if (cause instanceof EngineException ee) {

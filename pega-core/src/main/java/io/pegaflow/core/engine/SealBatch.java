@@ -9,4 +9,5 @@ import io.pegaflow.core.block.SlotData;
  *
  * <p>Ownership of every non-null {@link SlotData} passes to the sealing worker with the batch.
  */
-record SealBatch(String namespace, int totalSlots, BlockKey[] keys, int[] layerSlots, SlotData[][] data) {}
+record SealBatch(String namespace, int totalSlots, BlockKey[] keys, int[] layerSlots, SlotData[][] data)
+        implements SealCommand {}

@@ -17,7 +17,11 @@ public final class EngineException extends RuntimeException {
         /** INTERNAL: storage, device and lease-consumption failures. */
         INTERNAL,
         /** UNAVAILABLE: the engine is shutting down. */
-        UNAVAILABLE
+        UNAVAILABLE,
+        /** DEADLINE_EXCEEDED (ours): a Save's copy or seal did not finish within {@code pega.save-deadline}. */
+        DEADLINE_EXCEEDED,
+        /** RESOURCE_EXHAUSTED (ours): a bounded engine queue (sealing, a device lane) is full. */
+        RESOURCE_EXHAUSTED
     }
 
     private final Kind kind;
@@ -80,5 +84,15 @@ public final class EngineException extends RuntimeException {
 
     public static EngineException unavailable(String exactMessage) {
         return new EngineException(Kind.UNAVAILABLE, exactMessage, null);
+    }
+
+    /** A wait that reached its deadline; the text is sent as is. */
+    public static EngineException deadlineExceeded(String exactMessage) {
+        return new EngineException(Kind.DEADLINE_EXCEEDED, exactMessage, null);
+    }
+
+    /** A bounded queue that was full; the text is sent as is. */
+    public static EngineException resourceExhausted(String exactMessage) {
+        return new EngineException(Kind.RESOURCE_EXHAUSTED, exactMessage, null);
     }
 }

@@ -1,13 +1,10 @@
 package io.pegaflow.core.instance;
 
-import io.pegaflow.core.agent.NamedThreadFactory;
+import io.pegaflow.core.agent.AgentGroup;
 import io.pegaflow.core.device.DeviceCopier;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
@@ -15,11 +12,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One device of one instance (the reference's "GPU context"): the (tp_rank, pp_rank) it was registered for, its
- * layers, and two lane threads, one for saves and one for loads, that drive its {@link DeviceCopier}.
+ * layers, and two {@link DeviceLane} agents, one for saves and one for loads, that drive its {@link DeviceCopier}.
  *
  * <p>Ownership: owns the copier, both lanes and every layer's memory mapping. {@link #close()} stops accepting work,
  * waits for queued copies to drain, and only then closes the copier and unmaps the layers, so no copy ever touches
- * an unmapped tensor (the reference does not guard this).
+ * an unmapped tensor (the reference does not guard this). Lanes run once {@link #start} was called.
  */
 public final class DeviceContext implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(DeviceContext.class);
@@ -30,9 +27,10 @@ public final class DeviceContext implements AutoCloseable {
     private final int ppRank;
     private final Map<String, LayerRegistration> layers;
     private final DeviceCopier copier;
-    private final ExecutorService saveLane;
-    private final ExecutorService loadLane;
+    private final DeviceLane saveLane;
+    private final DeviceLane loadLane;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private volatile AgentGroup agents;
 
     public DeviceContext(
             String instanceId,
@@ -46,13 +44,16 @@ public final class DeviceContext implements AutoCloseable {
         this.ppRank = ppRank;
         this.layers = Collections.unmodifiableMap(new LinkedHashMap<>(layers));
         this.copier = copier;
-        this.saveLane = lane("pega-" + instanceId + "-dev" + deviceId + "-save");
-        this.loadLane = lane("pega-" + instanceId + "-dev" + deviceId + "-load");
+        String prefix = "pega-" + instanceId + "-dev" + deviceId;
+        this.saveLane = new DeviceLane(prefix + "-save", deviceId, DeviceLane.Direction.TO_HOST, copier);
+        this.loadLane = new DeviceLane(prefix + "-load", deviceId, DeviceLane.Direction.TO_DEVICE, copier);
     }
 
-    private static ExecutorService lane(String name) {
-        return new ThreadPoolExecutor(
-                1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), new NamedThreadFactory(name));
+    /** Starts both lanes; they report to {@code agents} until the context closes. Once. */
+    public void start(AgentGroup agents) {
+        this.agents = agents;
+        saveLane.start(agents);
+        loadLane.start(agents);
     }
 
     public int deviceId() {
@@ -76,17 +77,13 @@ public final class DeviceContext implements AutoCloseable {
         return layers;
     }
 
-    public DeviceCopier copier() {
-        return copier;
-    }
-
-    /** The thread that runs device-to-pool copies. */
-    public ExecutorService saveLane() {
+    /** The lane that runs device-to-pool copies. */
+    public DeviceLane saveLane() {
         return saveLane;
     }
 
-    /** The thread that runs pool-to-device copies. */
-    public ExecutorService loadLane() {
+    /** The lane that runs pool-to-device copies. */
+    public DeviceLane loadLane() {
         return loadLane;
     }
 
@@ -109,21 +106,20 @@ public final class DeviceContext implements AutoCloseable {
         if (!closed.compareAndSet(false, true)) {
             return 0;
         }
-        saveLane.shutdown();
-        loadLane.shutdown();
-        try {
-            if (!saveLane.awaitTermination(DRAIN_TIMEOUT_SECONDS, TimeUnit.SECONDS)
-                    || !loadLane.awaitTermination(DRAIN_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
-                // Unmapping under a running copy would corrupt or crash; keep the mappings and say so.
-                LOG.error(
-                        "device {} lanes did not drain in {} s; leaving its mappings in place",
-                        deviceId,
-                        DRAIN_TIMEOUT_SECONDS);
-                return 0;
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            LOG.error("interrupted while draining device {}; leaving its mappings in place", deviceId);
+        long timeout = TimeUnit.SECONDS.toNanos(DRAIN_TIMEOUT_SECONDS);
+        boolean saveDrained = saveLane.stop(timeout);
+        boolean loadDrained = loadLane.stop(timeout);
+        AgentGroup group = agents;
+        if (group != null) {
+            group.remove(saveLane.runner());
+            group.remove(loadLane.runner());
+        }
+        if (!saveDrained || !loadDrained) {
+            // Unmapping under a running copy would corrupt or crash; keep the mappings and say so.
+            LOG.error(
+                    "device {} lanes did not drain in {} s; leaving its mappings in place",
+                    deviceId,
+                    DRAIN_TIMEOUT_SECONDS);
             return 0;
         }
         copier.close();

@@ -1,5 +1,6 @@
 package io.pegaflow.core.memory;
 
+import io.pegaflow.core.agent.NanoClock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -66,7 +67,7 @@ public final class PinnedMemoryPool implements AutoCloseable {
      * @throws io.pegaflow.sys.NativeException when a mapping fails; shards mapped so far are unmapped again
      */
     public static PinnedMemoryPool create(PoolConfig config) {
-        long startNanos = System.nanoTime();
+        long startNanos = NanoClock.SYSTEM.nanoTime();
         long shardBytes = config.shardCapacityBytes();
         long unitBytes = UnitScaledAllocator.unitBytesFor(Math.max(1, shardBytes), config.hintValueSizeBytes());
         if (shardBytes < unitBytes) {
@@ -85,7 +86,8 @@ public final class PinnedMemoryPool implements AutoCloseable {
         // Huge-page rounding may enlarge the mapping; the unit follows the size actually mapped.
         long mappedBytes = backing.get(0).lengthBytes();
         long finalUnitBytes = UnitScaledAllocator.unitBytesFor(mappedBytes, config.hintValueSizeBytes());
-        PinnedMemoryPool pool = new PinnedMemoryPool(config, backing, finalUnitBytes, System.nanoTime() - startNanos);
+        PinnedMemoryPool pool =
+                new PinnedMemoryPool(config, backing, finalUnitBytes, NanoClock.SYSTEM.nanoTime() - startNanos);
         log.info(
                 "Pinned pool ready: shards={}, mappedPerShard={} B, pages={}, unit={} B, allocatable={} B, numaNode={},"
                         + " took {} ms",

@@ -1,22 +1,23 @@
 package io.pegaflow.core.ssd;
 
-import io.pegaflow.core.agent.NamedThreadFactory;
+import io.pegaflow.core.agent.Agent;
+import io.pegaflow.core.agent.AgentGroup;
+import io.pegaflow.core.agent.AgentRunner;
+import io.pegaflow.core.agent.CommandQueue;
+import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.block.SealedBlock;
 import io.pegaflow.core.memory.PinnedAllocation;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongFunction;
 
 /**
- * The read path (spec/storage.md §4.5): a bounded queue of prefetch batches, one dispatcher thread that allocates
- * pool memory for each block (which may evict RAM blocks), and a fixed pool of {@code prefetchInflight} I/O threads,
- * each reading one block's payload with one {@code pread} straight into its allocation.
+ * The read path (spec/storage.md §4.5): a bounded queue of prefetch batches, one dispatcher agent that allocates
+ * pool memory for each block (which may evict RAM blocks), and {@code prefetchInflight} I/O worker agents
+ * ({@link IoWorkers}), each reading one block's payload with one {@code pread} straight into its allocation.
  *
  * <p>A read is accepted only if it returned every byte, its CRC32C matches the one recorded at write time, and the
  * ring has not reused the entry meanwhile. The batch's result is the blocks in request order up to the first one that
@@ -25,18 +26,25 @@ import java.util.function.LongFunction;
  * <p>Unlike the reference, each block gets its own allocation (not one per batch), so a prefetched block's memory
  * returns to the pool when that block goes, not when its whole batch does.
  */
-final class SsdReader implements AutoCloseable {
-    private static final Object STOP = new Object();
+final class SsdReader implements Agent {
+    private static final long STOP_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(60);
+    private static final long MAX_IDLE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private final SsdStore store;
     private final SsdIndex index;
     private final SsdMetrics metrics;
-    private final ArrayBlockingQueue<Object> queue;
-    private final int inflight;
-    private final Semaphore permits;
-    private final ExecutorService io;
-    private final Thread dispatcher;
+    private final NanoClock clock;
+    private final CommandQueue<Prefetch> queue;
+    private final IoWorkers<Read> io;
+    private final AgentRunner dispatcher;
     private volatile boolean closed;
+    private volatile AgentGroup agents;
+
+    /** A queued batch. */
+    private record Prefetch(Batch batch) {}
+
+    /** One block read into its allocation; the allocation's reference is the operation's until it is done. */
+    private record Read(Batch batch, int slot, SsdEntry entry, PinnedAllocation allocation) {}
 
     private static final class Batch {
         final List<SsdEntry> entries;
@@ -55,16 +63,30 @@ final class SsdReader implements AutoCloseable {
         }
     }
 
-    SsdReader(SsdStore store, SsdIndex index, SsdMetrics metrics, int queueDepth, int inflight) {
+    SsdReader(SsdStore store, SsdIndex index, SsdMetrics metrics, NanoClock clock, int queueDepth, int inflight) {
         this.store = store;
         this.index = index;
         this.metrics = metrics;
-        this.queue = new ArrayBlockingQueue<>(queueDepth + 1); // one slot kept for STOP
-        this.inflight = inflight;
-        this.permits = new Semaphore(inflight);
-        this.io = Executors.newFixedThreadPool(inflight, new NamedThreadFactory("pega-ssd-read"));
-        this.dispatcher = new NamedThreadFactory("pega-ssd-prefetch").newThread(this::run);
-        this.dispatcher.start();
+        this.clock = clock;
+        this.queue = new CommandQueue<>(Prefetch.class, queueDepth);
+        this.io = new IoWorkers<>(
+                "pega-ssd-read",
+                Read.class,
+                inflight,
+                r -> readOne(r.batch(), r.slot(), r.entry(), r.allocation()),
+                r -> abandon(r.batch(), r.slot(), r.allocation()));
+        this.dispatcher = new AgentRunner(this, queue.idleStrategy(MAX_IDLE_NANOS));
+    }
+
+    void start(AgentGroup group) {
+        this.agents = group;
+        io.start(group);
+        group.add(dispatcher.start());
+    }
+
+    @Override
+    public String roleName() {
+        return "pega-ssd-prefetch";
     }
 
     /** Queues a read of {@code entries} without blocking; a full queue answers an empty result at once (counted). */
@@ -73,9 +95,9 @@ final class SsdReader implements AutoCloseable {
         if (closed || n == 0) {
             return CompletableFuture.completedFuture(List.of());
         }
-        Batch batch = new Batch(entries, allocator, System.nanoTime());
+        Batch batch = new Batch(entries, allocator, clock.nanoTime());
         metrics.prefetchQueuePending.addAndGet(n);
-        if (queue.remainingCapacity() <= 1 || !queue.offer(batch)) {
+        if (queue.offer(new Prefetch(batch)) != CommandQueue.Offer.ACCEPTED) {
             metrics.prefetchQueuePending.addAndGet(-n);
             metrics.prefetchQueueFull.add(n);
             return CompletableFuture.completedFuture(List.of());
@@ -83,25 +105,17 @@ final class SsdReader implements AutoCloseable {
         return batch.done;
     }
 
-    private void run() {
+    @Override
+    public int doWork() {
+        return queue.drain(this::take, 1);
+    }
+
+    private void take(Prefetch p) {
+        metrics.prefetchQueuePending.addAndGet(-p.batch().entries.size());
         try {
-            for (; ; ) {
-                Object command = queue.take();
-                if (command == STOP) {
-                    break;
-                }
-                Batch batch = (Batch) command;
-                metrics.prefetchQueuePending.addAndGet(-batch.entries.size());
-                dispatch(batch);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        for (Object command; (command = queue.poll()) != null; ) {
-            if (command instanceof Batch batch) {
-                metrics.prefetchQueuePending.addAndGet(-batch.entries.size());
-                batch.done.complete(List.of());
-            }
+            dispatch(p.batch());
+        } catch (RuntimeException e) {
+            SsdStore.LOG.error("SSD prefetch dispatcher failed on a batch", e);
         }
     }
 
@@ -126,19 +140,13 @@ final class SsdReader implements AutoCloseable {
                 finishOne(batch, i, null);
                 continue;
             }
-            PinnedAllocation target = allocation;
-            int slot = i;
-            permits.acquireUninterruptibly();
             metrics.prefetchInflight.incrementAndGet();
-            try {
-                io.execute(() -> readOne(batch, slot, entry, target));
-            } catch (RuntimeException e) {
-                target.release();
+            if (!io.submit(new Read(batch, i, entry, allocation), () -> closed)) {
+                allocation.release();
                 metrics.prefetchInflight.decrementAndGet();
                 metrics.prefetchFailures.increment();
-                permits.release();
                 stop = true;
-                finishOne(batch, slot, null);
+                finishOne(batch, i, null);
             }
         }
     }
@@ -181,9 +189,18 @@ final class SsdReader implements AutoCloseable {
                 metrics.prefetchFailures.increment();
             }
             metrics.prefetchInflight.decrementAndGet();
-            permits.release();
+            io.done();
             finishOne(batch, slot, block);
         }
+    }
+
+    /** A read a dead worker left queued: no bytes, the memory goes back, the batch learns of a gap. */
+    private void abandon(Batch batch, int slot, PinnedAllocation allocation) {
+        allocation.release();
+        metrics.prefetchFailures.increment();
+        metrics.prefetchInflight.decrementAndGet();
+        io.done();
+        finishOne(batch, slot, null);
     }
 
     private void finishOne(Batch batch, int slot, SealedBlock block) {
@@ -202,23 +219,30 @@ final class SsdReader implements AutoCloseable {
                 prefix.add(b);
             }
         }
-        metrics.prefetchDuration().recordNanos(System.nanoTime() - batch.startedNanos);
+        metrics.prefetchDuration().recordNanos(clock.nanoTime() - batch.startedNanos);
         batch.done.complete(prefix);
     }
 
-    /** Stops after the reads in progress; queued batches complete empty. Idempotent. */
     @Override
-    public void close() {
+    public void onClose() {
+        for (Prefetch p : queue.close()) {
+            metrics.prefetchQueuePending.addAndGet(-p.batch().entries.size());
+            p.batch().done.complete(List.of());
+        }
+    }
+
+    /** Stops after the reads in progress; queued batches complete empty. Idempotent. */
+    void close() {
         if (closed) {
             return;
         }
         closed = true;
-        for (Object command; (command = queue.poll()) != null; ) {
-            if (command instanceof Batch batch) {
-                metrics.prefetchQueuePending.addAndGet(-batch.entries.size());
-                batch.done.complete(List.of());
-            }
+        queue.stopAccepting();
+        dispatcher.close(STOP_TIMEOUT_NANOS, TimeUnit.NANOSECONDS);
+        io.close(STOP_TIMEOUT_NANOS);
+        AgentGroup group = agents;
+        if (group != null) {
+            group.remove(dispatcher);
         }
-        IoLanes.stop(queue, STOP, dispatcher, permits, inflight, io);
     }
 }

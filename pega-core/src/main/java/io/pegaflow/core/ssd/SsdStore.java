@@ -1,5 +1,7 @@
 package io.pegaflow.core.ssd;
 
+import io.pegaflow.core.agent.AgentGroup;
+import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.SealedBlock;
 import io.pegaflow.core.memory.PinnedAllocation;
@@ -38,6 +40,7 @@ public final class SsdStore implements SealedBlockSpill, AutoCloseable {
     private static final long FILE_CHECK_INTERVAL_NANOS = 100_000_000L;
 
     private final SsdConfig config;
+    private final NanoClock clock;
     private final SsdShard[] shards;
     private final SsdIndex index;
     private final SsdMetrics metrics = new SsdMetrics();
@@ -47,8 +50,9 @@ public final class SsdStore implements SealedBlockSpill, AutoCloseable {
     private final Set<SsdErrorKind> loggedSkips = EnumSet.noneOf(SsdErrorKind.class);
     private final AtomicBoolean loggedChecksum = new AtomicBoolean();
 
-    private SsdStore(SsdConfig config, List<ShardRecovery.Opened> opened) {
+    private SsdStore(SsdConfig config, List<ShardRecovery.Opened> opened, NanoClock clock) {
         this.config = config;
+        this.clock = clock;
         this.shards = new SsdShard[opened.size()];
         for (int i = 0; i < shards.length; i++) {
             shards[i] = opened.get(i).shard();
@@ -84,19 +88,31 @@ public final class SsdStore implements SealedBlockSpill, AutoCloseable {
             }
         }
         this.writer = new SsdWriter(this, index, metrics, config.writeQueueDepth(), config.writeInflight());
-        this.reader = new SsdReader(this, index, metrics, config.prefetchQueueDepth(), config.prefetchInflight());
+        this.reader =
+                new SsdReader(this, index, metrics, clock, config.prefetchQueueDepth(), config.prefetchInflight());
+    }
+
+    /** {@link #open(SsdConfig, NanoClock, AgentGroup)} on the system clock, reporting to a private agent group. */
+    public static SsdStore open(SsdConfig config) {
+        return open(config, NanoClock.SYSTEM, new AgentGroup());
     }
 
     /**
-     * Opens every shard file for direct I/O, formatting new or unusable ones and recovering the rest.
+     * Opens every shard file for direct I/O, formatting new or unusable ones and recovering the rest, then starts the
+     * writer and reader agents (registered with {@code agents}).
      *
+     * @param clock what file checks and prefetch durations read
      * @throws IllegalStateException when a shard file cannot be created or opened (a configuration error)
      */
-    public static SsdStore open(SsdConfig config) {
-        return open(config, DirectIoFile::open);
+    public static SsdStore open(SsdConfig config, NanoClock clock, AgentGroup agents) {
+        return open(config, DirectIoFile::open, clock, agents);
     }
 
     static SsdStore open(SsdConfig config, ShardFile.Opener opener) {
+        return open(config, opener, NanoClock.SYSTEM, new AgentGroup());
+    }
+
+    static SsdStore open(SsdConfig config, ShardFile.Opener opener, NanoClock clock, AgentGroup agents) {
         List<ShardRecovery.Opened> opened = new ArrayList<>();
         try {
             for (int i = 0; i < config.paths().size(); i++) {
@@ -107,7 +123,15 @@ public final class SsdStore implements SealedBlockSpill, AutoCloseable {
             opened.forEach(o -> o.shard().file().close());
             throw e;
         }
-        return new SsdStore(config, opened);
+        SsdStore store = new SsdStore(config, opened, clock);
+        try {
+            store.writer.start(agents);
+            store.reader.start(agents);
+        } catch (RuntimeException | Error e) {
+            store.close();
+            throw e;
+        }
+        return store;
     }
 
     /**
@@ -203,7 +227,7 @@ public final class SsdStore implements SealedBlockSpill, AutoCloseable {
     }
 
     private void checkFiles(boolean force) {
-        long now = System.nanoTime();
+        long now = clock.nanoTime();
         for (SsdShard s : shards) {
             if (!s.healthy() || (!s.fileCheckDue(now, FILE_CHECK_INTERVAL_NANOS) && !force)) {
                 continue;

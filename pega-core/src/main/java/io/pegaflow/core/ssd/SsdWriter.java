@@ -1,44 +1,45 @@
 package io.pegaflow.core.ssd;
 
-import io.pegaflow.core.agent.NamedThreadFactory;
+import io.pegaflow.core.agent.Agent;
+import io.pegaflow.core.agent.AgentGroup;
+import io.pegaflow.core.agent.AgentRunner;
+import io.pegaflow.core.agent.CommandQueue;
 import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.SealedBlock;
 import io.pegaflow.core.block.SlotData;
 import io.pegaflow.sys.OffHeap;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.zip.CRC32C;
 
 /**
- * The write path (spec/storage.md §4.4): a bounded queue of batches, one dispatcher thread, and a fixed pool of
- * {@code writeInflight} I/O threads, each writing one block per {@code pwritev} (header and every segment, straight
+ * The write path (spec/storage.md §4.4): a bounded queue of batches, one dispatcher agent, and {@code writeInflight}
+ * I/O worker agents ({@link IoWorkers}), each writing one block per {@code pwritev} (header and every segment, straight
  * from pool memory) and then committing it in the index.
  *
  * <p>Queued blocks are held without a reference, like the reference's weak refs: the dispatcher upgrades with
  * {@link SealedBlock#tryRetain()}, so a block evicted from RAM before its turn is skipped instead of pinning pool
- * memory while it waits. The I/O thread releases the reference after the write.
+ * memory while it waits. The I/O worker releases the reference after the write.
  *
- * <p>{@link #flush()} is a barrier: it completes once everything queued before it has been written and committed.
+ * <p>{@link #flush()} is a barrier: it completes once everything queued before it has been written and committed,
+ * or exceptionally when that took longer than {@link #FLUSH_TIMEOUT_NANOS}.
  */
-final class SsdWriter implements AutoCloseable {
-    private static final Object STOP = new Object();
+final class SsdWriter implements Agent {
+    /** The longest a flush waits to be queued, and then for the writes before it. */
+    static final long FLUSH_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(60);
+
+    private static final long MAX_IDLE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private final SsdStore store;
     private final SsdIndex index;
     private final SsdMetrics metrics;
-    private final ArrayBlockingQueue<Object> queue;
-    private final int inflight;
-    private final Semaphore permits;
-    private final ExecutorService io;
-    private final Thread dispatcher;
+    private final CommandQueue<Command> queue;
+    private final IoWorkers<Write> io;
+    private final AgentRunner dispatcher;
     private final ConcurrentLinkedQueue<IoScratch> scratches = new ConcurrentLinkedQueue<>();
     private final ThreadLocal<IoScratch> scratch = ThreadLocal.withInitial(() -> {
         IoScratch s = new IoScratch(EntryDescriptor.MAX_HEADER_BYTES, 256);
@@ -46,21 +47,40 @@ final class SsdWriter implements AutoCloseable {
         return s;
     });
     private volatile boolean closed;
+    private volatile AgentGroup agents;
 
-    private record Batch(List<BlockKey> keys, List<SealedBlock> blocks) {}
+    private sealed interface Command permits Batch, Flush {}
 
-    private record Flush(CompletableFuture<Void> done) {}
+    private record Batch(List<BlockKey> keys, List<SealedBlock> blocks) implements Command {}
+
+    private record Flush(CompletableFuture<Void> done) implements Command {}
+
+    /** One block write, holding the block's reference until it is done. */
+    private record Write(SsdEntry entry, SealedBlock block) {}
 
     SsdWriter(SsdStore store, SsdIndex index, SsdMetrics metrics, int queueDepth, int inflight) {
         this.store = store;
         this.index = index;
         this.metrics = metrics;
-        this.queue = new ArrayBlockingQueue<>(queueDepth + 1); // one slot kept for STOP
-        this.inflight = inflight;
-        this.permits = new Semaphore(inflight);
-        this.io = Executors.newFixedThreadPool(inflight, new NamedThreadFactory("pega-ssd-write"));
-        this.dispatcher = new NamedThreadFactory("pega-ssd-writer").newThread(this::run);
-        this.dispatcher.start();
+        this.queue = new CommandQueue<>(Command.class, queueDepth);
+        this.io = new IoWorkers<>(
+                "pega-ssd-write",
+                Write.class,
+                inflight,
+                w -> writeOne(w.entry(), w.block()),
+                w -> done(w.entry(), w.block(), false));
+        this.dispatcher = new AgentRunner(this, queue.idleStrategy(MAX_IDLE_NANOS));
+    }
+
+    void start(AgentGroup group) {
+        this.agents = group;
+        io.start(group);
+        group.add(dispatcher.start());
+    }
+
+    @Override
+    public String roleName() {
+        return "pega-ssd-writer";
     }
 
     /** Queues a batch without blocking; a full queue drops it (counted). Holds no references. */
@@ -70,7 +90,7 @@ final class SsdWriter implements AutoCloseable {
             return;
         }
         metrics.writeQueuePending.addAndGet(n);
-        if (queue.remainingCapacity() <= 1 || !queue.offer(new Batch(List.copyOf(keys), List.copyOf(blocks)))) {
+        if (queue.offer(new Batch(List.copyOf(keys), List.copyOf(blocks))) != CommandQueue.Offer.ACCEPTED) {
             metrics.writeQueuePending.addAndGet(-n);
             metrics.writeQueueFull.add(n);
         }
@@ -79,54 +99,36 @@ final class SsdWriter implements AutoCloseable {
     /** Completes when everything queued before has been written and committed (or failed). */
     CompletableFuture<Void> flush() {
         CompletableFuture<Void> done = new CompletableFuture<>();
-        if (closed) {
-            done.complete(null);
-            return done;
-        }
-        try {
-            while (!queue.offer(new Flush(done), 10, TimeUnit.MILLISECONDS)) {
-                if (closed) {
-                    done.complete(null);
-                    break;
-                }
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            done.complete(null);
+        switch (queue.offer(new Flush(done), FLUSH_TIMEOUT_NANOS)) {
+            case ACCEPTED -> {}
+            case CLOSED -> done.complete(null);
+            case FULL -> done.completeExceptionally(new TimeoutException("SSD write queue stayed full"));
         }
         return done;
     }
 
-    private void run() {
+    @Override
+    public int doWork() {
+        return queue.drain(this::handle, 1);
+    }
+
+    private void handle(Command command) {
         try {
-            for (; ; ) {
-                Object command = queue.take();
-                if (command == STOP) {
-                    break;
-                }
-                try {
-                    if (command instanceof Batch batch) {
-                        write(batch);
-                    } else if (command instanceof Flush flush) {
-                        permits.acquire(inflight);
-                        permits.release(inflight);
-                        flush.done().complete(null);
-                    }
-                } catch (RuntimeException e) {
-                    SsdStore.LOG.error("SSD writer failed on a batch", e);
+            if (command instanceof Batch batch) {
+                write(batch);
+            } else if (command instanceof Flush flush) {
+                if (io.awaitIdle(FLUSH_TIMEOUT_NANOS)) {
+                    flush.done().complete(null);
+                } else {
+                    flush.done().completeExceptionally(new TimeoutException("SSD writes still in flight"));
                 }
             }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        for (Object command; (command = queue.poll()) != null; ) {
-            if (command instanceof Flush flush) {
-                flush.done().complete(null);
-            }
+        } catch (RuntimeException e) {
+            SsdStore.LOG.error("SSD writer failed on a batch", e);
         }
     }
 
-    private void write(Batch batch) throws InterruptedException {
+    private void write(Batch batch) {
         int n = batch.keys().size();
         metrics.writeQueuePending.addAndGet(-n);
         store.checkFiles();
@@ -163,12 +165,9 @@ final class SsdWriter implements AutoCloseable {
                 block.release();
                 continue;
             }
-            permits.acquire();
             metrics.writeInflight.incrementAndGet();
-            try {
-                io.execute(() -> writeOne(entry, block));
-            } catch (RejectedExecutionException e) {
-                done(entry, block, false);
+            if (!io.submit(new Write(entry, block), () -> closed)) {
+                finish(entry, block, false); // stopping: the entry is given up, the reference goes back
             }
         }
     }
@@ -254,7 +253,16 @@ final class SsdWriter implements AutoCloseable {
         }
     }
 
+    /** An I/O worker's last step for one block: commit or give up the entry, drop the reference and the permit. */
     private void done(SsdEntry entry, SealedBlock block, boolean ok) {
+        try {
+            finish(entry, block, ok);
+        } finally {
+            io.done();
+        }
+    }
+
+    private void finish(SsdEntry entry, SealedBlock block, boolean ok) {
         try {
             boolean committed = index.commit(entry, ok);
             if (committed) {
@@ -265,25 +273,36 @@ final class SsdWriter implements AutoCloseable {
         } finally {
             block.release();
             metrics.writeInflight.decrementAndGet();
-            permits.release();
         }
     }
 
-    /** Stops after the batch in progress; queued batches are dropped (they hold no references). Idempotent. */
     @Override
-    public void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        for (Object command; (command = queue.poll()) != null; ) {
+    public void onClose() {
+        for (Command command : queue.close()) {
             if (command instanceof Flush flush) {
                 flush.done().complete(null);
             } else if (command instanceof Batch batch) {
                 metrics.writeQueuePending.addAndGet(-batch.keys().size());
             }
         }
-        IoLanes.stop(queue, STOP, dispatcher, permits, inflight, io);
+    }
+
+    /**
+     * Stops after the batch in progress (its blocks not yet handed to a worker are given up); queued batches are
+     * dropped (they hold no references); waits for the writes in flight. Idempotent.
+     */
+    void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        onClose(); // queued batches are dropped, not written
+        dispatcher.close(FLUSH_TIMEOUT_NANOS, TimeUnit.NANOSECONDS);
+        io.close(FLUSH_TIMEOUT_NANOS);
+        AgentGroup group = agents;
+        if (group != null) {
+            group.remove(dispatcher);
+        }
         for (IoScratch s; (s = scratches.poll()) != null; ) {
             s.close();
         }

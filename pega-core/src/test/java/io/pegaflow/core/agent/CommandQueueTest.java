@@ -29,8 +29,14 @@ class CommandQueueTest {
         assertThatThrownBy(() -> new CommandQueue<>(Unsealed.class, 4))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("Unsealed")
-                .hasMessageContaining("expected: a sealed interface");
+                .hasMessageContaining("expected: a sealed interface of command records, or one record type");
         assertThatThrownBy(() -> new CommandQueue<>(Object.class, 4)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void shouldAcceptOneRecordTypeAsAClosedSetOfOne() {
+        CommandQueue<Work> queue = new CommandQueue<>(Work.class, 1);
+        assertThat(queue.offer(new Work(1))).isEqualTo(CommandQueue.Offer.ACCEPTED);
     }
 
     @Test

@@ -3,6 +3,7 @@ package io.pegaflow.core.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.pegaflow.core.agent.AgentGroup;
 import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.cache.AdmissionPolicy;
 import io.pegaflow.core.device.host.HostDeviceBackend;
@@ -44,8 +45,14 @@ final class EngineHarness implements AutoCloseable {
 
     /** An engine with backing {@code tiers}, in fetch order (the engine closes them). */
     EngineHarness(EngineConfig config, List<BackingTier> tiers) {
+        this(config, tiers, new AgentGroup());
+    }
+
+    /** As above, the engine's agents reporting to {@code agents}. */
+    EngineHarness(EngineConfig config, List<BackingTier> tiers, AgentGroup agents) {
         NanoClock clock = nanos::get;
         EngineContext context = new EngineContext()
+                .agents(agents)
                 .config(config)
                 .pool(PinnedMemoryPool.create(config.pool()))
                 .backend(backend)

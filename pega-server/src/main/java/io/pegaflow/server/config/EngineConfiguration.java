@@ -1,7 +1,6 @@
 package io.pegaflow.server.config;
 
 import io.pegaflow.core.agent.AgentGroup;
-import io.pegaflow.core.agent.NamedThreadFactory;
 import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.cache.AdmissionPolicy;
 import io.pegaflow.core.device.DeviceBackend;
@@ -15,9 +14,6 @@ import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
 import io.pegaflow.core.tier.BackingTier;
 import io.pegaflow.core.tier.SealedBlockSpill;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -71,7 +67,8 @@ public class EngineConfiguration {
                 p.evictionBatch(),
                 p.blockwiseAlloc(),
                 1, // raised by the engine context to what its tiers need (512 with the SSD tier)
-                p.cache().admission());
+                p.cache().admission(),
+                p.saveDeadline());
     }
 
     /**
@@ -142,27 +139,5 @@ public class EngineConfiguration {
             throw e;
         }
         return PegaEngine.launch(context); // closes pool, backend and tiers itself if it fails
-    }
-
-    /** The timer behind lease sweeps and in-flight GC. */
-    @SuppressWarnings("FutureReturnValueIgnored") // the periodic task's future, see below
-    @Bean(destroyMethod = "shutdownNow")
-    ScheduledExecutorService pegaMaintenance(PegaEngine engine, EngineConfig config) {
-        ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("pega-gc"));
-        long periodMs = config.maintenanceInterval().toMillis();
-        // The future is not kept: the task logs its own failures, and it stops with the executor (shutdownNow), not
-        // by cancelling the future.
-        timer.scheduleWithFixedDelay(
-                () -> {
-                    try {
-                        engine.runMaintenance();
-                    } catch (RuntimeException e) {
-                        LOG.warn("maintenance pass failed", e);
-                    }
-                },
-                periodMs,
-                periodMs,
-                TimeUnit.MILLISECONDS);
-        return timer;
     }
 }

@@ -24,6 +24,8 @@ import org.springframework.validation.annotation.Validated;
  * @param inflightMaxAge age after which a block still missing slots is dropped
  * @param evictionBatch blocks evicted per reclaim step under allocation pressure
  * @param blockwiseAlloc one pool allocation per block instead of one per layer per Save ({@code --blockwise-alloc})
+ * @param saveDeadline the longest a Save waits for its device copy, and on a full pool for queued Saves to be sealed,
+ *     before it fails with DEADLINE_EXCEEDED (ours: the reference waits forever)
  * @param admin security of mutating operations
  */
 @Validated
@@ -37,6 +39,7 @@ public record PegaProperties(
         @NotNull @DefaultValue("300s") Duration inflightMaxAge,
         @Min(1) @DefaultValue("64") int evictionBatch,
         @DefaultValue("false") boolean blockwiseAlloc,
+        @NotNull @DefaultValue("30s") Duration saveDeadline,
         @Valid @NotNull @DefaultValue Admin admin) {
 
     /**

@@ -27,6 +27,8 @@ final class EngineExceptionHandler implements GrpcExceptionHandler {
                 case INVALID_ARGUMENT -> status(Status.INVALID_ARGUMENT, e);
                 case FAILED_PRECONDITION -> status(Status.FAILED_PRECONDITION, e);
                 case UNAVAILABLE -> status(Status.UNAVAILABLE, e);
+                case DEADLINE_EXCEEDED -> status(Status.DEADLINE_EXCEEDED, e);
+                case RESOURCE_EXHAUSTED -> status(Status.RESOURCE_EXHAUSTED, e);
                 case INTERNAL -> log.internal(e.getMessage(), e);
             };
         }

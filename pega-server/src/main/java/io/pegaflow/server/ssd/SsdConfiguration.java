@@ -1,6 +1,7 @@
 package io.pegaflow.server.ssd;
 
 import io.micrometer.core.instrument.binder.MeterBinder;
+import io.pegaflow.core.agent.AgentGroup;
 import io.pegaflow.core.ssd.SsdBackingTier;
 import io.pegaflow.core.ssd.SsdStore;
 import io.pegaflow.core.tier.BackingTier;
@@ -14,7 +15,8 @@ import org.springframework.core.annotation.Order;
 /**
  * The SSD tier, when {@link SsdEnabled} (paths given, or {@code pega.ssd.enabled=true}): the store (opened, and
  * recovered from its shards, before the engine starts), which is also the engine's spill, the {@link SsdBackingTier}
- * the engine fetches from, the health indicator and the meters. The engine configuration picks the tier and the spill up by type.
+ * the engine fetches from, the health indicator and the meters. The engine configuration picks the tier and the
+ * spill up by type.
  *
  * <p>Ownership: the engine owns the tier and the tier owns the store, so neither bean has a destroy method here; the
  * engine closes the tier (and so the store, waiting for I/O in progress) after its sealing worker stopped and before
@@ -32,8 +34,8 @@ public class SsdConfiguration {
      */
     @Bean(destroyMethod = "")
     @DependsOn("startupPreflight")
-    SsdStore ssdStore(SsdProperties properties) {
-        return SsdStartup.open(properties.toConfig());
+    SsdStore ssdStore(SsdProperties properties, AgentGroup agents) {
+        return SsdStartup.open(properties.toConfig(), agents);
     }
 
     /** Owned and closed by the engine. */

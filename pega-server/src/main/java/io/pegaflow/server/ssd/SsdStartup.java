@@ -1,5 +1,7 @@
 package io.pegaflow.server.ssd;
 
+import io.pegaflow.core.agent.AgentGroup;
+import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.ssd.SsdConfig;
 import io.pegaflow.core.ssd.SsdStore;
 import java.io.IOException;
@@ -18,11 +20,11 @@ final class SsdStartup {
     private SsdStartup() {}
 
     /**
-     * {@link SsdStore#open}; when it throws, every shard file and parent directory that did not exist before is
+     * {@link SsdStore#open(SsdConfig, NanoClock, AgentGroup)}; when it throws, every shard file and parent directory that did not exist before is
      * deleted (a half-allocated file of hundreds of GB would otherwise fill the disk it was meant to use), deepest
      * first, and whatever existed before is left alone.
      */
-    static SsdStore open(SsdConfig config) {
+    static SsdStore open(SsdConfig config, AgentGroup agents) {
         List<Path> created = new ArrayList<>();
         for (Path file : config.paths()) {
             for (Path p = file.toAbsolutePath(); p != null && !Files.exists(p); p = p.getParent()) {
@@ -33,7 +35,7 @@ final class SsdStartup {
         }
         created.sort(Comparator.comparingInt(Path::getNameCount).reversed());
         try {
-            return SsdStore.open(config);
+            return SsdStore.open(config, NanoClock.SYSTEM, agents);
         } catch (RuntimeException e) {
             // Deepest first: a directory is empty by the time its turn comes.
             for (Path p : created) {

@@ -3,6 +3,7 @@ package io.pegaflow.server.ssd;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.pegaflow.core.agent.AgentGroup;
 import io.pegaflow.core.ssd.SsdConfig;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
@@ -32,7 +33,7 @@ class SsdStartupTest {
                 FileLock lock = holder.lock()) {
             SsdConfig config = new SsdConfig(List.of(created, sibling, existing), 1L << 20, 8, 2, 2, 16, false);
 
-            assertThatThrownBy(() -> SsdStartup.open(config))
+            assertThatThrownBy(() -> SsdStartup.open(config, new AgentGroup()))
                     .hasMessageContaining("pega.ssd.paths")
                     .hasMessageContaining("in use");
             assertThat(lock.isValid()).isTrue();

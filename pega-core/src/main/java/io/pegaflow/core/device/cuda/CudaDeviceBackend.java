@@ -1,5 +1,6 @@
 package io.pegaflow.core.device.cuda;
 
+import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.device.DeviceCopier;
 import io.pegaflow.core.device.LayerMemory;
@@ -112,7 +113,7 @@ public final class CudaDeviceBackend implements DeviceBackend {
                 init.device(d);
             }
             long bytes = 0;
-            long t0 = System.nanoTime();
+            long t0 = NanoClock.SYSTEM.nanoTime();
             DeviceState first = init.devices.get(selected[0]);
             Cuda.ctxSetCurrent(first.ctx);
             for (MemoryRegionInfo r : hostRegionsToRegister) {
@@ -124,7 +125,7 @@ public final class CudaDeviceBackend implements DeviceBackend {
                 init.registeredRegions.add(r);
                 bytes += r.lengthBytes();
             }
-            double seconds = (System.nanoTime() - t0) / 1e9;
+            double seconds = (NanoClock.SYSTEM.nanoTime() - t0) / 1e9;
             CudaDeviceBackend backend = new CudaDeviceBackend(init, bytes, seconds);
             log.info(
                     "cuda backend up: devices {} of {} (driver {}), pool registered {} GiB in {} s ({} s/GiB)",
@@ -353,7 +354,7 @@ public final class CudaDeviceBackend implements DeviceBackend {
             long size;
             try {
                 Cuda.ctxSetCurrent(ctx);
-                long t0 = System.nanoTime();
+                long t0 = NanoClock.SYSTEM.nanoTime();
                 base = Cuda.ipcOpenMemHandle(handle);
                 try {
                     size = Cuda.memGetAddressRange(base)[1];
@@ -365,7 +366,7 @@ public final class CudaDeviceBackend implements DeviceBackend {
                         "device {}: opened IPC allocation of {} bytes in {} us",
                         ordinal,
                         size,
-                        (System.nanoTime() - t0) / 1000);
+                        (NanoClock.SYSTEM.nanoTime() - t0) / 1000);
             } catch (CudaException e) {
                 throw EngineException.internal("register tensor failed: " + e.getMessage(), e);
             }

@@ -1,13 +1,18 @@
 package io.pegaflow.core.engine;
 
-import io.pegaflow.core.agent.NamedThreadFactory;
+import io.pegaflow.core.agent.Agent;
+import io.pegaflow.core.agent.AgentGroup;
+import io.pegaflow.core.agent.AgentRunner;
+import io.pegaflow.core.agent.CommandQueue;
 import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.SealedBlock;
 import io.pegaflow.core.block.SlotData;
 import io.pegaflow.core.cache.BlockCache;
 import io.pegaflow.core.cache.InsertOutcome;
+import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.metrics.EngineMetrics;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -15,47 +20,54 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The single sealing thread: assembles slots from Save batches into complete blocks and inserts them into the RAM
+ * The single sealing agent: assembles slots from Save batches into complete blocks and inserts them into the RAM
  * cache (spec/storage.md §2.6).
  *
  * <p>Why one thread: a block's slots arrive from different workers (TP ranks, pipeline stages) in any order; owning
  * the in-flight map on one thread needs no locks and keeps insertion order equal to arrival order. Other threads
- * talk to it only through its queue. It drains everything queued per wake-up and inserts each batch's sealed blocks
- * under one cache lock acquisition.
+ * talk to it only through its bounded {@link CommandQueue} of {@link SealCommand}s. Each duty cycle drains up to
+ * {@link #DRAIN_LIMIT} commands and inserts each batch's sealed blocks under one cache lock acquisition.
+ *
+ * <p>Bounded and never losing slots: a Save that finds the queue full fails with RESOURCE_EXHAUSTED and its slots go
+ * back to the pool; a Save racing the shutdown is refused (UNAVAILABLE) instead of being queued behind the last
+ * drain (review E3). Barriers (flush, collection) wait at most the configured deadline.
  *
  * <p>Differences from the reference, on purpose: a save of a key that is already sealed and resident is dropped at
  * once instead of leaving an in-flight entry that never completes (it leaked until the 300 s GC).
  */
-final class SealWorker implements PoolReclaimer.SealBarrier, AutoCloseable {
-    private static final Logger LOG = LoggerFactory.getLogger(SealWorker.class);
+final class SealAgent implements Agent, PoolReclaimer.SealBarrier {
+    private static final Logger LOG = LoggerFactory.getLogger(SealAgent.class);
+    /** Save batches (and barriers) that may wait for the sealer at once. */
+    static final int QUEUE_DEPTH = 4096;
+    /** Commands handled per duty cycle. */
+    static final int DRAIN_LIMIT = 256;
+
+    private static final long MAX_IDLE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private final BlockCache cache;
     private final EngineMetrics metrics;
     private final NanoClock clock;
     private final SealListener listener;
-    private final LinkedBlockingQueue<Object> queue = new LinkedBlockingQueue<>();
+    private final long deadlineNanos;
+    private final CommandQueue<SealCommand> queue = new CommandQueue<>(SealCommand.class, QUEUE_DEPTH);
     private final Map<BlockKey, Inflight> inflight = new HashMap<>();
-    private final Thread thread;
-    private final AtomicBoolean closed = new AtomicBoolean();
+    private final AgentRunner runner;
+    private volatile AgentGroup agents;
 
     /** Told about blocks that just entered the cache (metaserver announcements, SSD spill). Runs on this thread. */
     interface SealListener {
         void onInserted(String namespace, List<BlockKey> keys, List<SealedBlock> blocks);
     }
 
-    private record Flush(CompletableFuture<Void> done) {}
+    record Flush(CompletableFuture<Void> done) implements SealCommand {}
 
-    private record Gc(long maxAgeNanos, CompletableFuture<Integer> done) {}
-
-    private static final Object STOP = new Object();
+    record Gc(long maxAgeNanos, CompletableFuture<Integer> done) implements SealCommand {}
 
     private static final class Inflight {
         final SlotData[] slots;
@@ -70,30 +82,63 @@ final class SealWorker implements PoolReclaimer.SealBarrier, AutoCloseable {
         }
     }
 
-    SealWorker(BlockCache cache, EngineMetrics metrics, NanoClock clock, SealListener listener) {
+    /** Builds the agent and its runner; nothing runs until {@link #start}. */
+    SealAgent(BlockCache cache, EngineMetrics metrics, NanoClock clock, Duration deadline, SealListener listener) {
         this.cache = cache;
         this.metrics = metrics;
         this.clock = clock;
         this.listener = listener;
-        this.thread = new NamedThreadFactory("pega-seal").newThread(this::run);
-        this.thread.start();
+        this.deadlineNanos = deadline.toNanos();
+        this.runner = new AgentRunner(this, queue.idleStrategy(MAX_IDLE_NANOS));
     }
 
+    void start(AgentGroup group) {
+        this.agents = group;
+        group.add(runner.start());
+    }
+
+    @Override
+    public String roleName() {
+        return "pega-seal";
+    }
+
+    /**
+     * Hands a Save's slots to the sealer; on refusal they are released here.
+     *
+     * @throws EngineException RESOURCE_EXHAUSTED when the queue is full, UNAVAILABLE when the engine is stopping
+     */
     void submit(SealBatch batch) {
-        if (closed.get()) {
-            releaseAll(batch);
+        CommandQueue.Offer offer = queue.offer(batch);
+        if (offer == CommandQueue.Offer.ACCEPTED) {
             return;
         }
-        queue.add(batch);
+        releaseAll(batch);
+        if (offer == CommandQueue.Offer.FULL) {
+            throw EngineException.resourceExhausted("sealing queue is full (" + QUEUE_DEPTH
+                    + " saves waiting to be sealed); the save was not stored, retry later");
+        }
+        if (runner.state() == AgentRunner.State.FAILED) {
+            throw EngineException.unavailable("the sealing worker stopped after a failure; restart the server");
+        }
+        throw EngineException.unavailable("engine is shutting down");
     }
 
-    /** Completes when every batch submitted before it has been sealed or parked. */
+    /** Completes when every batch submitted before it has been sealed or parked (at once once stopped). */
     CompletableFuture<Void> flush() {
         CompletableFuture<Void> done = new CompletableFuture<>();
-        if (closed.get()) {
-            done.complete(null);
-        } else {
-            queue.add(new Flush(done));
+        switch (queue.offer(new Flush(done), deadlineNanos)) {
+            case ACCEPTED -> {}
+            case CLOSED -> done.complete(null);
+            case FULL -> done.completeExceptionally(new TimeoutException("sealing queue stayed full"));
+        }
+        return done;
+    }
+
+    /** Drops in-flight blocks older than {@code maxAgeNanos}; completes with how many. */
+    CompletableFuture<Integer> gc(long maxAgeNanos) {
+        CompletableFuture<Integer> done = new CompletableFuture<>();
+        if (queue.offer(new Gc(maxAgeNanos, done), deadlineNanos) != CommandQueue.Offer.ACCEPTED) {
+            done.complete(0);
         }
         return done;
     }
@@ -102,44 +147,25 @@ final class SealWorker implements PoolReclaimer.SealBarrier, AutoCloseable {
     @Override
     public void awaitPendingSeals() {
         try {
-            flush().get(30, TimeUnit.SECONDS);
+            flush().get(deadlineNanos, TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (ExecutionException | TimeoutException e) {
-            LOG.warn("waiting for pending seals failed: {}", e.toString());
+            LOG.warn("pending seals did not drain within {} ms: {}", deadlineNanos / 1_000_000, e.toString());
         }
     }
 
-    /** Drops in-flight blocks older than {@code maxAgeNanos}; completes with how many. */
-    CompletableFuture<Integer> gc(long maxAgeNanos) {
-        CompletableFuture<Integer> done = new CompletableFuture<>();
-        queue.add(new Gc(maxAgeNanos, done));
-        return done;
+    /** The deadline barriers wait, in nanoseconds. */
+    long deadlineNanos() {
+        return deadlineNanos;
     }
 
-    private void run() {
-        List<Object> drained = new ArrayList<>();
-        try {
-            for (; ; ) {
-                drained.add(queue.take());
-                queue.drainTo(drained);
-                for (int i = 0; i < drained.size(); i++) {
-                    Object command = drained.get(i);
-                    if (command == STOP) {
-                        queue.addAll(drained.subList(i + 1, drained.size()));
-                        dropAllInflight();
-                        return;
-                    }
-                    handle(command);
-                }
-                drained.clear();
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+    @Override
+    public int doWork() {
+        return queue.drain(this::handle, DRAIN_LIMIT);
     }
 
-    private void handle(Object command) {
+    private void handle(SealCommand command) {
         try {
             if (command instanceof SealBatch batch) {
                 seal(batch);
@@ -298,10 +324,10 @@ final class SealWorker implements PoolReclaimer.SealBarrier, AutoCloseable {
         metrics.inflightBytes.addAndGet(-parked.footprint);
     }
 
-    private void dropAllInflight() {
-        inflight.values().forEach(this::releaseInflight);
-        inflight.clear();
-        for (Object command; (command = queue.poll()) != null; ) {
+    /** Runs once on stop (or after a failure): completes or releases whatever is still queued and parked. */
+    @Override
+    public void onClose() {
+        for (SealCommand command : queue.close()) {
             if (command instanceof SealBatch batch) {
                 releaseAll(batch);
             } else if (command instanceof Flush flush) {
@@ -310,6 +336,8 @@ final class SealWorker implements PoolReclaimer.SealBarrier, AutoCloseable {
                 gc.done().complete(0);
             }
         }
+        inflight.values().forEach(this::releaseInflight);
+        inflight.clear();
     }
 
     private static void releaseKey(SealBatch batch, int k) {
@@ -326,22 +354,16 @@ final class SealWorker implements PoolReclaimer.SealBarrier, AutoCloseable {
         }
     }
 
-    /** Number of blocks waiting for slots (test and metrics view; approximate while running). */
-    int inflightCount() {
-        return inflight.size();
-    }
-
-    /** Stops the thread after everything queued so far, releasing all parked and queued slots. Idempotent. */
-    @Override
-    public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return;
-        }
-        queue.add(STOP);
-        try {
-            thread.join(30_000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+    /**
+     * Stops after everything queued so far was sealed, releasing all parked slots; later submits are refused.
+     * Idempotent.
+     */
+    void close() {
+        queue.stopAccepting();
+        runner.close(deadlineNanos, TimeUnit.NANOSECONDS);
+        AgentGroup group = agents;
+        if (group != null) {
+            group.remove(runner);
         }
     }
 }
