@@ -33,6 +33,7 @@ public final class Cuda {
     public static final int CUDA_ERROR_NOT_READY = 600;
     public static final int CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712;
     public static final int CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED = 713;
+    public static final int CUDA_ERROR_NOT_SUPPORTED = 801;
 
     /** {@code cuIpcOpenMemHandle} flag: enable peer access lazily (the only defined flag). */
     public static final int CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 0x1;
@@ -44,14 +45,20 @@ public final class Cuda {
     public static final int CU_EVENT_DISABLE_TIMING = 0x2;
     /** {@code cuMemHostRegister} flag: pinned for every context, not only the current one. */
     public static final int CU_MEMHOSTREGISTER_PORTABLE = 0x1;
+    /** {@code cuMemHostRegister} flag: mapped into the device's address space, so kernels can reach it. */
+    public static final int CU_MEMHOSTREGISTER_DEVICEMAP = 0x2;
     /** {@code cuMemHostAlloc} flag: portable. */
     public static final int CU_MEMHOSTALLOC_PORTABLE = 0x1;
     /** {@code cuMemHostAlloc} flag: write-combined. */
     public static final int CU_MEMHOSTALLOC_WRITECOMBINED = 0x4;
 
+    public static final int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
+    public static final int CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY = 19;
     public static final int CU_DEVICE_ATTRIBUTE_PCI_BUS_ID = 33;
     public static final int CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID = 34;
     public static final int CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID = 50;
+    /** A registered host range has the same address on the device as on the host (UVA without translation). */
+    public static final int CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM = 91;
 
     /** What {@link #probe()} found. */
     public record Availability(boolean loaded, int deviceCount, int driverVersion, String reason) {
@@ -123,7 +130,7 @@ public final class Cuda {
         return CudaDriver.cuDriverGetVersion(v) == CUDA_SUCCESS ? v[0] : 0;
     }
 
-    private static void requireLoaded() {
+    static void requireLoaded() {
         Availability a = probe();
         if (!a.loaded()) {
             throw new CudaException("libcuda", CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", a.reason());
@@ -430,6 +437,17 @@ public final class Cuda {
         requireLoaded();
         long[] p = new long[1];
         check(CudaDriver.cuMemHostAlloc(p, bytes, flags), "cuMemHostAlloc", "length " + bytes);
+        return p[0];
+    }
+
+    /** The device address of a registered or mapped host address ({@code cuMemHostGetDevicePointer}). */
+    public static long memHostGetDevicePointer(long hostPtr) {
+        requireLoaded();
+        long[] p = new long[1];
+        check(
+                CudaDriver.cuMemHostGetDevicePointer_v2(p, hostPtr, 0),
+                "cuMemHostGetDevicePointer_v2",
+                "0x" + Long.toHexString(hostPtr));
         return p[0];
     }
 

@@ -101,4 +101,28 @@ final class CudaDriver {
     static native int cuMemFree_v2(long devicePtr);
 
     static native int cuMemsetD8_v2(long devicePtr, byte value, long count);
+
+    static native int cuMemHostGetDevicePointer_v2(long[] devicePtr, long hostPtr, int flags);
+
+    static native int cuModuleLoadData(long[] module, byte[] image);
+
+    static native int cuModuleUnload(long module);
+
+    static native int cuModuleGetFunction(long[] function, long module, String name);
+
+    static native int cuFuncGetAttribute(int[] value, int attribute, long function);
+
+    /** {@code kernelParams} and {@code extra} are native addresses ({@code void**}), 0 for none. */
+    static native int cuLaunchKernel(
+            long function,
+            int gridX,
+            int gridY,
+            int gridZ,
+            int blockX,
+            int blockY,
+            int blockZ,
+            int sharedMemBytes,
+            long stream,
+            long kernelParams,
+            long extra);
 }

@@ -83,4 +83,63 @@ class CudaDriverGpuTest {
             Cuda.primaryCtxRelease(dev);
         }
     }
+
+    @Test
+    void batchedCopiesMoveEveryRangeAndRefuseABadOne() {
+        assumeTrue(Cuda.isAvailable(), "no CUDA driver or GPU");
+        assertThat(CudaBatchCopy.unavailableReason())
+                .as("cuMemcpyBatchAsync_v2 on this driver")
+                .isEmpty();
+        int dev = Cuda.device(0);
+        long ctx = Cuda.primaryCtxRetain(dev);
+        long n = 1 << 20;
+        long d = 0;
+        long stream = 0;
+        try (Memory host = new Memory(2 * n);
+                Memory arrays = new Memory(32 + 3 * 8 * 3)) {
+            Cuda.ctxSetCurrent(ctx);
+            d = Cuda.memAlloc(n);
+            stream = Cuda.streamCreate(Cuda.CU_STREAM_NON_BLOCKING);
+            long h = Pointer.nativeValue(host);
+            Cuda.memHostRegister(h, 2 * n, Cuda.CU_MEMHOSTREGISTER_PORTABLE | Cuda.CU_MEMHOSTREGISTER_DEVICEMAP);
+            try {
+                assertThat(Cuda.memHostGetDevicePointer(h)).isNotZero();
+                for (int i = 0; i < n; i++) {
+                    host.setByte(i, (byte) (i * 13));
+                }
+                long a = Pointer.nativeValue(arrays);
+                CudaBatchCopy.writeAttributes(a, CudaBatchCopy.SRC_ACCESS_ORDER_STREAM, 0);
+                arrays.setLong(24, 0);
+                // three ranges host -> device, out of order and of odd sizes
+                long[][] ranges = {{d + 500_000, h + 7, 4099}, {d, h + 100_000, 65_536}, {d + 1000, h + 300_001, 1}};
+                for (int i = 0; i < 3; i++) {
+                    arrays.setLong(32 + 8L * i, ranges[i][0]);
+                    arrays.setLong(32 + 24 + 8L * i, ranges[i][1]);
+                    arrays.setLong(32 + 48 + 8L * i, ranges[i][2]);
+                }
+                CudaBatchCopy.memcpyBatchAsync(a + 32, a + 56, a + 80, 3, a, a + 24, 1, stream);
+                Cuda.streamSynchronize(stream);
+                Cuda.memcpyDtoH(h + n, d, n);
+                for (long[] r : ranges) {
+                    for (long j = 0; j < r[2]; j += 97) {
+                        assertThat(host.getByte(n + (r[0] - d) + j)).isEqualTo(host.getByte(r[1] - h + j));
+                    }
+                }
+                // the legacy NULL stream is refused before anything is enqueued
+                assertThatThrownBy(() -> CudaBatchCopy.memcpyBatchAsync(a + 32, a + 56, a + 80, 3, a, a + 24, 1, 0))
+                        .isInstanceOf(CudaException.class)
+                        .hasMessageStartingWith("cuMemcpyBatchAsync_v2 failed: CUDA_ERROR_INVALID_VALUE");
+            } finally {
+                Cuda.memHostUnregister(h);
+            }
+        } finally {
+            if (d != 0) {
+                Cuda.memFree(d);
+            }
+            if (stream != 0) {
+                Cuda.streamDestroy(stream);
+            }
+            Cuda.primaryCtxRelease(dev);
+        }
+    }
 }

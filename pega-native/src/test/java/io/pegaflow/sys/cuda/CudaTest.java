@@ -33,6 +33,17 @@ class CudaTest {
     }
 
     @Test
+    void withoutADriverBatchedCopiesAreUnavailableWithAReason() {
+        assumeThat(Cuda.probe().loaded()).isFalse();
+        assertThat(CudaBatchCopy.unavailableReason())
+                .isEqualTo(Cuda.probe().reason())
+                .isNotEmpty();
+        assertThatThrownBy(() -> CudaModules.moduleLoadData(new byte[] {1}))
+                .isInstanceOf(CudaException.class)
+                .hasMessageStartingWith("libcuda failed: CUDA_ERROR_NOT_INITIALIZED");
+    }
+
+    @Test
     void aMissingLibraryNameIsReportedNotThrown() {
         Cuda.Availability a = Cuda.probeLibrary("libcuda-does-not-exist.so.9");
         assertThat(a.loaded()).isFalse();
