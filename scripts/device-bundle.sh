@@ -75,9 +75,14 @@ if [[ "${1:-}" == "--snapshot" ]]; then
 fi
 
 echo "== build ($src)"
-(cd "$src" && ./mvnw -q -B -ntp -o -pl pega-server -am package -DskipTests -Dspotless.check.skip=true)
-(cd "$src" && ./mvnw -q -B -ntp -pl pega-core dependency:build-classpath -Dmdep.includeScope=test \
-   -Dmdep.outputFile="$src/pega-core/target/test-classpath.txt" -Dspotless.check.skip=true)
+# One reactor invocation packages the modules and writes each module's test classpath, so pega-core's sibling
+# pega-native resolves to this build's output: a separate `-pl pega-core dependency:build-classpath` would look for
+# io.pegaflow:pega-native in ~/.m2, which fails on a fresh clone (nothing ran `install`) and picks up a stale jar
+# wherever something did.
+(cd "$src" && ./mvnw -q -B -ntp -o -pl pega-server -am package dependency:build-classpath -DskipTests \
+   -Dspotless.check.skip=true -Dmdep.includeScope=test -Dmdep.outputFile=target/test-classpath.txt)
+grep -q "repository/io/pegaflow" "$src/pega-core/target/test-classpath.txt" \
+  && { echo "pega-core's test classpath resolved a pega module from ~/.m2"; exit 1; }
 
 stage="$(mktemp -d /tmp/pega-bundle-stage.XXXXXX)"
 trap 'rm -rf "$stage"' EXIT
@@ -115,6 +120,7 @@ cp -r "$src/pega-core/target/test-classes" "$stage/test/core-test-classes"
 test_cp=("native-classes" "native-test-classes" "core-classes" "core-test-classes")
 engine_ver=""
 for jar in $(tr ':' '\n' < "$src/pega-core/target/test-classpath.txt"); do
+  [[ -d "$jar" ]] && continue  # a reactor module's classes; its classes are copied above
   name="$(basename "$jar" .jar)"
   case "$name" in
     pega-*|spring-*|archunit-*|mockito-*|xmlunit-*|jsonassert-*|android-json-*|log4j-*|micrometer-*|jakarta.*|snakeyaml-*|awaitility-*|hamcrest-*|objenesis-*|byte-buddy-agent-*) continue ;;
