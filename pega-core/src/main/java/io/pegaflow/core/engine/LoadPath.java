@@ -211,6 +211,7 @@ final class LoadPath {
                 int segments = layer.isSplit() ? 2 : 1;
                 // Segment-major order keeps each plane's consecutive blocks adjacent, so they coalesce.
                 for (int s = 0; s < segments; s++) {
+                    plan.fence(); // another layer's tensor is another allocation, even where the addresses meet
                     for (int i = 0; i < targets.length; i++) {
                         int blockId = targets[i];
                         SlotData slot = blocks.get(i).slot(slotIndex);

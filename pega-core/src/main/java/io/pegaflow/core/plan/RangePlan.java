@@ -23,6 +23,7 @@ public final class RangePlan {
     private long[] length;
     private int count;
     private long totalBytes;
+    private boolean fenced;
 
     /** A plan that merges every contiguous run ({@link MergeRule#CONTIGUOUS}). */
     public RangePlan(int expectedRanges) {
@@ -44,7 +45,7 @@ public final class RangePlan {
             return;
         }
         totalBytes += lengthBytes;
-        if (count > 0) {
+        if (count > 0 && !fenced) {
             int last = count - 1;
             if (src[last] + length[last] == srcAddress
                     && dst[last] + length[last] == dstAddress
@@ -63,6 +64,16 @@ public final class RangePlan {
         dst[count] = dstAddress;
         length[count] = lengthBytes;
         count++;
+        fenced = false;
+    }
+
+    /**
+     * The next range starts an entry of its own even when it continues the last one. Builders fence where the memory
+     * on either side changes allocation: two layer tensors can be mapped at adjacent addresses and still be separate
+     * allocations, and one DMA call cannot span two (the driver answers {@code CUDA_ERROR_INVALID_VALUE}).
+     */
+    public void fence() {
+        fenced = true;
     }
 
     /**

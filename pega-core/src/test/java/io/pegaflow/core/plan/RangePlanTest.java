@@ -27,6 +27,24 @@ class RangePlanTest {
     }
 
     @Test
+    void shouldNeverMergeAcrossAFence() {
+        RangePlan plan = new RangePlan(4);
+        plan.add(SRC, DST, BLOCK);
+        plan.fence();
+        plan.fence(); // a second fence before the next range changes nothing
+        plan.add(SRC + BLOCK, DST + BLOCK, BLOCK); // continues both sides, but another allocation
+        plan.add(SRC + 2 * BLOCK, DST + 2 * BLOCK, BLOCK); // merges again after the fenced range
+        assertThat(plan.size()).isEqualTo(2);
+        assertThat(plan.lengthBytes(0)).isEqualTo(BLOCK);
+        assertThat(plan.srcAddress(1)).isEqualTo(SRC + BLOCK);
+        assertThat(plan.lengthBytes(1)).isEqualTo(2 * BLOCK);
+        RangePlan fencedFirst = new RangePlan(1);
+        fencedFirst.fence();
+        fencedFirst.add(SRC, DST, BLOCK);
+        assertThat(fencedFirst.size()).isEqualTo(1);
+    }
+
+    @Test
     void shouldNotMergeWhenOnlyOneSideContinues() {
         RangePlan plan = new RangePlan(4);
         plan.add(SRC, DST, BLOCK);
