@@ -279,6 +279,24 @@ def scenario_sigkill(client, kind, info, addr):
             p.wait()
 
 
+def scenario_duo(client, kind, info, addr):
+    """Two worker processes (two instances) on GPU 0, each saving new blocks while loading its earlier ones, both
+    at the same time: every loaded block equals the saved one bit for bit."""
+    workers = [Worker(addr, kind, f"gpu-duo{r}-{uid()}", f"ns-duo{r}-{uid()}", r, role="duo") for r in range(2)]
+    try:
+        for w in workers:
+            w.call("register")
+        for w in workers:
+            w.send("run")
+        results = [w.reply("run") for w in workers]
+        for w, r in zip(workers, results):
+            check(r["equal_a"] and r["equal_b"], f"worker {w.rank}: {r}")
+        info["duo"] = results
+    finally:
+        for w in workers:
+            w.close()
+
+
 # --------------------------------------------------------------------------------------------------- helper roles
 
 
@@ -300,17 +318,23 @@ def role_victim(args):
 
 
 class Worker:
-    """A TP worker process on its own GPU, driven over a line protocol."""
+    """A worker process (role tp: on its own GPU; role duo: on GPU 0), driven over a line protocol."""
 
-    def __init__(self, addr, kind, inst, ns, rank):
+    def __init__(self, addr, kind, inst, ns, rank, role="tp"):
         self.rank = rank
-        self.p = subprocess.Popen([sys.executable, __file__, "--addr", addr, "--role", "tp", "--kind", kind,
+        self.p = subprocess.Popen([sys.executable, __file__, "--addr", addr, "--role", role, "--kind", kind,
                                    "--instance", inst, "--namespace", ns, "--rank", str(rank)],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
     def call(self, cmd):
+        self.send(cmd)
+        return self.reply(cmd)
+
+    def send(self, cmd):
         self.p.stdin.write(cmd + "\n")
         self.p.stdin.flush()
+
+    def reply(self, cmd):
         line = self.p.stdout.readline()
         if not line:
             raise AssertionError(f"tp{self.rank} worker died during {cmd}")
@@ -378,6 +402,69 @@ def role_tp(args):
             l.mem.close()
 
 
+def role_duo(args):
+    """One of two concurrent workers: 4 kv-first layers of 256 blocks, its own instance and Session."""
+    global torch
+    if args.kind == "cuda":
+        import torch as t
+        torch = t
+    import random
+    import threading
+    client = EngineClient(args.addr)
+    sess = client.session(args.instance, args.namespace, 1, 1)
+    rng = random.Random(args.rank)
+    layers = [make_layer(args.kind, torch, f"model.layers.{i}.attn", "kv_first", 256, device(args.kind, 0))
+              for i in range(4)]
+    names = [l.name for l in layers]
+    ids = rng.sample(range(256), 256)
+    a, b, dst_a, dst_b = ids[0:64], ids[64:128], ids[128:192], ids[192:256]
+    ha = [block_hash(args.namespace + "-a", i) for i in range(64)]
+    hb = [block_hash(args.namespace + "-b", i) for i in range(64)]
+    snaps = None
+    for line in sys.stdin:
+        cmd = line.split()
+        try:
+            if cmd[0] == "register":
+                client.register(args.instance, args.namespace, 0, 1, 1, 0, layers)
+                for i, l in enumerate(layers):
+                    l.mem.fill_random(1000 * args.rank + i)
+                snaps = [l.mem.snapshot() for l in layers]
+                out = {"ok": True}
+            elif cmd[0] == "run":
+                client.save(args.instance, 0, 0, names, a, ha)
+                _, lease = client.query_until(args.instance, ha, "qa", 64)
+                err = []
+
+                def save_b():
+                    try:
+                        client.save(args.instance, 0, 0, names, b, hb)
+                    except Exception as e:  # noqa: BLE001
+                        err.append(repr(e))
+
+                th = threading.Thread(target=save_b)
+                th.start()
+                state_a, secs_a = load_and_wait(client, args.instance, 0, 0, names, [(lease, dst_a)])
+                th.join()
+                equal_a = state_a == 1 and all(l.mem.equal_ranges(s, r) for l, s, r in
+                                               zip(layers, snaps, block_map(layers, a, dst_a)))
+                _, lease_b = client.query_until(args.instance, hb, "qb", 64)
+                state_b, _ = load_and_wait(client, args.instance, 0, 0, names, [(lease_b, dst_b)])
+                equal_b = state_b == 1 and not err and all(l.mem.equal_ranges(s, r) for l, s, r in
+                                                            zip(layers, snaps, block_map(layers, b, dst_b)))
+                out = {"equal_a": equal_a, "equal_b": equal_b, "save_errors": err, "load_a_ms": round(secs_a * 1e3, 2)}
+            else:
+                out = {"error": f"unknown {cmd}"}
+        except Exception as e:  # noqa: BLE001
+            out = {"error": f"{type(e).__name__}: {e}"}
+        sys.stdout.write(json.dumps(out) + "\n")
+        sys.stdout.flush()
+    client.unregister(args.instance)
+    sess.cancel()
+    if args.kind == "host":
+        for l in layers:
+            l.mem.close()
+
+
 # --------------------------------------------------------------------------------------------------- main
 
 
@@ -397,6 +484,8 @@ def main():
         return role_victim(args)
     if args.role == "tp":
         return role_tp(args)
+    if args.role == "duo":
+        return role_duo(args)
     if args.kind == "cuda":
         import torch as t
         torch = t
@@ -408,6 +497,7 @@ def main():
         ("session_close_drops_instance", lambda i: scenario_session(client, args.kind, i)),
         ("errors_wrong_device_hostile_expandable", lambda i: scenario_errors(client, args.kind, i)),
         ("tp2_one_worker_per_gpu", lambda i: scenario_tp2(client, args.kind, i, args.addr)),
+        ("concurrent_save_load_two_workers", lambda i: scenario_duo(client, args.kind, i, args.addr)),
         ("sigkill_worker_releases_device_memory", lambda i: scenario_sigkill(client, args.kind, i, args.addr)),
     ]
     only = set(filter(None, args.only.split(",")))

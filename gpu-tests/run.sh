@@ -9,15 +9,20 @@
 #   1. environment (GPUs, driver, torch, grpc)
 #   2. the Java CUDA tests, GPU-tagged ones included (bindings, restricted unpickler, backend against a torch
 #      producer process, copier throughput, pool readiness)                        -> junit.txt, java-bench.md
-#   3. pega-server with pega.device.backend=cuda
-#   4. e2e_test.py: the reference connector's calls over gRPC, every layout, Session, errors, TP=2, SIGKILL
-#                                                                                    -> e2e.json
-#   5. bandwidth.py: Save/Load throughput vs torch in the same run                  -> bandwidth.json
+#   then for each copy mode in MODES (default "auto"), pega-server with pega.device.backend=cuda and
+#   pega.cuda.copy-mode=MODE, and against it:
+#   3. e2e_test.py: the reference connector's calls over gRPC, every layout, Session, errors, TP=2, SIGKILL, two
+#      workers saving and loading at once (later modes: the layouts and the two workers only)  -> e2e-MODE.json
+#   4. prefix_e2e.py (first mode only): a 10k-token Qwen3-8B prefix, Save then Query + Load       -> prefix-MODE.json
+#   5. bandwidth.py: Qwen3-8B layouts, Save/Load/both vs torch's contiguous copy in the same run -> bandwidth-MODE.json
 # Environment: PEGA_BUNDLE (bundle file), POOL_SIZE (default 32GB), GRPC_PORT (50055), HTTP_PORT (9091),
-#              SKIP_JUNIT=1, SKIP_E2E=1, SKIP_BANDWIDTH=1, BACKEND=host + E2E_KIND=host (no-GPU dry run),
-#              JUNIT_CLASSES="fully.qualified.Test ..." (only those), SERVER_JAVA_OPTS (e.g. -Dpega.cuda.blockingSync=true),
-#              BANDWIDTH_ARGS (e.g. "--sizes 2097152 --runs 5"), RPC_OVERHEAD=1 (adds rpc_overhead.py); .carry/test-overlay and .carry/server-overlay, when
-#              present, hold classes compiled after the bundle and come first on the classpaths.
+#              MODES ("auto batch kernel per-range"), E2E_ONLY (scenario names, first mode), SKIP_JUNIT=1, SKIP_E2E=1, SKIP_PREFIX=1, SKIP_BANDWIDTH=1,
+#              BACKEND=host + E2E_KIND=host (no-GPU dry run), JUNIT_CLASSES="fully.qualified.Test ..." (only those),
+#              JUNIT_JAVA_OPTS (e.g. -Dpega.gpu.tuning=1 for the copy tuning sweeps), SERVER_JAVA_OPTS
+#              (e.g. -Dpega.cuda.blockingSync=true), SERVER_ARGS (more --key=value), BANDWIDTH_ARGS (e.g.
+#              "--layouts kv16 --runs 5"; later modes: BANDWIDTH_ARGS_OTHER_MODES, default "--layouts kv16,bf16 --runs 2"), RPC_OVERHEAD=1 (adds rpc_overhead.py); .carry/test-overlay and
+#              .carry/server-overlay, when present, hold classes compiled after the bundle and come first on the
+#              classpaths.
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
@@ -37,7 +42,7 @@ fence() { echo '```' >> "$md"; cat >> "$md"; echo '```' >> "$md"; }
 
 echo "# pega-server GPU run, $(date -u +%Y-%m-%dT%H:%MZ)" > "$md"
 echo "" >> "$md"
-echo "Command: \`gpu-tests/run.sh\` (POOL_SIZE=$pool${SERVER_JAVA_OPTS:+ SERVER_JAVA_OPTS=$SERVER_JAVA_OPTS}${BANDWIDTH_ARGS:+ BANDWIDTH_ARGS=$BANDWIDTH_ARGS}${JUNIT_CLASSES:+ JUNIT_CLASSES=$JUNIT_CLASSES})" >> "$md"
+echo "Command: \`gpu-tests/run.sh\` (POOL_SIZE=$pool MODES=${MODES:-auto}${JUNIT_JAVA_OPTS:+ JUNIT_JAVA_OPTS=$JUNIT_JAVA_OPTS}${SERVER_JAVA_OPTS:+ SERVER_JAVA_OPTS=$SERVER_JAVA_OPTS}${BANDWIDTH_ARGS:+ BANDWIDTH_ARGS=$BANDWIDTH_ARGS}${JUNIT_CLASSES:+ JUNIT_CLASSES=$JUNIT_CLASSES})" >> "$md"
 
 step "Environment"
 {
@@ -62,7 +67,7 @@ if [[ "${SKIP_JUNIT:-0}" != 1 ]]; then
   # classes compiled after the bundle was packed (scripts/device-bundle.sh --overlay) win over the bundle's
   [[ -d "$root/.carry/test-overlay" ]] && test_cp="$root/.carry/test-overlay:$test_cp"
   : > "$report/java-bench.md"
-  (cd "$root" && timeout "${JUNIT_TIMEOUT:-240}" "$java" -Xmx4g -Dlogback.configurationFile="$here/java/logback-gpu.xml" -Dpega.gpu.report="$report/java-bench.md" -Dpega.gpuTests.dir="$here" \
+  (cd "$root" && timeout "${JUNIT_TIMEOUT:-400}" "$java" -Xmx6g ${JUNIT_JAVA_OPTS:-} -Dlogback.configurationFile="$here/java/logback-gpu.xml" -Dpega.gpu.report="$report/java-bench.md" -Dpega.gpuTests.dir="$here" \
      -Dpega.gpu.poolGiB="${POOL_READINESS_GIB:-8}" -cp "$test_cp" GpuTestMain "$scratch/junit.txt" ${JUNIT_CLASSES:-}) > "$report/junit.log" 2>&1
   rc=$?
   [[ $rc == 0 ]] || status=1
@@ -71,74 +76,97 @@ if [[ "${SKIP_JUNIT:-0}" != 1 ]]; then
   cat "$report/java-bench.md" >> "$md"
 fi
 
-step "pega-server (pega.device.backend=$backend, pool $pool)"
-server_cp="$(tr ':' '\n' < "$bundle/server/classpath.txt" | sed "s|^|$bundle/server/|" | paste -sd:)"
-[[ -d "$root/.carry/server-overlay" ]] && server_cp="$root/.carry/server-overlay:$server_cp"
-t0=$(date +%s.%N)
-(cd "$root" && exec "$java" -Xmx4g ${SERVER_JAVA_OPTS:-} -cp "$server_cp" "$(cat "$bundle/server/main-class.txt")" \
-   --pega.device.backend="$backend" --pega.pool.size="$pool" --spring.grpc.server.port="$grpc_port" \
-   --server.port="$http_port") > "$report/server.log" 2>&1 &
-server_pid=$!
-ready=0
-for _ in $(seq 1 300); do
-  if python3 -c "import sys; sys.path.insert(0, '$here'); from pega_client import EngineClient; EngineClient('127.0.0.1:$grpc_port', ready_timeout=2).health()" 2>/dev/null; then
-    ready=1; break
+start_server() {  # copy mode
+  server_cp="$(tr ':' '\n' < "$bundle/server/classpath.txt" | sed "s|^|$bundle/server/|" | paste -sd:)"
+  [[ -d "$root/.carry/server-overlay" ]] && server_cp="$root/.carry/server-overlay:$server_cp"
+  t0=$(date +%s.%N)
+  (cd "$root" && exec "$java" -Xmx4g ${SERVER_JAVA_OPTS:-} -cp "$server_cp" "$(cat "$bundle/server/main-class.txt")" \
+     --pega.device.backend="$backend" --pega.pool.size="$pool" --spring.grpc.server.port="$grpc_port" \
+     --server.port="$http_port" --pega.cuda.copy-mode="$1" ${SERVER_ARGS:-}) > "$report/server-$1.log" 2>&1 &
+  server_pid=$!
+  ready=0
+  for _ in $(seq 1 300); do
+    if python3 -c "import sys; sys.path.insert(0, '$here'); from pega_client import EngineClient; EngineClient('127.0.0.1:$grpc_port', ready_timeout=2).health()" 2>/dev/null; then
+      ready=1; break
+    fi
+    kill -0 $server_pid 2>/dev/null || break
+    sleep 0.5
+  done
+  t1=$(date +%s.%N)
+  {
+    echo "ready=$ready after $(python3 -c "print(round($t1-$t0,1))") s (JVM start + pool mmap/pre-touch/registration + Spring)"
+    grep -E 'cuda backend up|cuda device|copy mode|batched copies|pool ready|Started PegaServerApplication|ERROR|Exception' "$report/server-$1.log" | head -20
+  } | fence
+  if [[ $ready != 1 ]]; then
+    tail -60 "$report/server-$1.log" | fence
+    kill $server_pid 2>/dev/null
+    return 1
   fi
-  kill -0 $server_pid 2>/dev/null || break
-  sleep 0.5
-done
-t1=$(date +%s.%N)
-{
-  echo "ready=$ready after $(python3 -c "print(round($t1-$t0,1))") s (JVM start + pool mmap/pre-touch/registration + Spring)"
-  grep -E 'cuda backend up|cuda device|pool|Started PegaServerApplication|ERROR|Exception' "$report/server.log" | head -20
-} | fence
-if [[ $ready != 1 ]]; then
-  tail -60 "$report/server.log" | fence
-  kill $server_pid 2>/dev/null
-  exit 1
-fi
+}
 
-if [[ "${SKIP_E2E:-0}" != 1 ]]; then
-  step "End-to-end (e2e_test.py, reference connector calls over gRPC)"
-  timeout "${E2E_TIMEOUT:-200}" python3 "$here/e2e_test.py" --kind "${E2E_KIND:-cuda}" --addr "127.0.0.1:$grpc_port" --out "$report/e2e.json" > "$scratch/e2e.log" 2>&1
-  rc=$?
-  [[ $rc == 0 ]] || status=1
-  cat "$scratch/e2e.log" | fence
-fi
+stop_server() {  # copy mode
+  kill -TERM $server_pid 2>/dev/null
+  for _ in $(seq 1 60); do kill -0 $server_pid 2>/dev/null || break; sleep 0.5; done
+  kill -0 $server_pid 2>/dev/null && kill -KILL $server_pid
+  grep -E 'WARN|ERROR' "$report/server-$1.log" | grep -v -i 'deprecat' | tail -15 | fence
+}
 
-if [[ "${SKIP_BANDWIDTH:-0}" != 1 ]]; then
-  step "Bandwidth (bandwidth.py, through the server vs torch in the same run)"
-  timeout "${BANDWIDTH_TIMEOUT:-200}" python3 "$here/bandwidth.py" --addr "127.0.0.1:$grpc_port" --http "127.0.0.1:$http_port" ${BANDWIDTH_ARGS:-} --out "$report/bandwidth.json" > "$scratch/bandwidth.log" 2>&1
-  rc=$?
-  [[ $rc == 0 ]] || status=1
-  [[ $rc == 0 ]] || tail -30 "$scratch/bandwidth.log" | fence
-  [[ -f "$report/bandwidth.json" ]] && python3 - "$report/bandwidth.json" >> "$md" <<'PY'
+first=1
+for mode in ${MODES:-auto}; do
+  step "pega-server (pega.device.backend=$backend, pool $pool, pega.cuda.copy-mode=$mode)"
+  start_server "$mode" || { status=1; continue; }
+
+  if [[ "${SKIP_E2E:-0}" != 1 ]]; then
+    step "End-to-end, copy mode $mode (e2e_test.py, reference connector calls over gRPC)"
+    only=""
+    [[ -n "${E2E_ONLY:-}" ]] && only="--only $E2E_ONLY"
+    [[ $first == 1 ]] || only="--only layouts_roundtrip_bit_for_bit,concurrent_save_load_two_workers"
+    timeout "${E2E_TIMEOUT:-200}" python3 "$here/e2e_test.py" --kind "${E2E_KIND:-cuda}" --addr "127.0.0.1:$grpc_port" $only --out "$report/e2e-$mode.json" > "$scratch/e2e.log" 2>&1
+    rc=$?
+    [[ $rc == 0 ]] || status=1
+    cat "$scratch/e2e.log" | fence
+  fi
+
+  if [[ "${SKIP_PREFIX:-0}" != 1 && $first == 1 ]]; then
+    step "A 10k-token Qwen3-8B prefix through the server, copy mode $mode (prefix_e2e.py)"
+    timeout 200 python3 "$here/prefix_e2e.py" --addr "127.0.0.1:$grpc_port" --out "$report/prefix-$mode.json" > "$scratch/prefix.log" 2>&1
+    [[ $? == 0 ]] || status=1
+    tail -8 "$scratch/prefix.log" | fence
+  fi
+
+  if [[ "${SKIP_BANDWIDTH:-0}" != 1 ]]; then
+    step "Bandwidth through the server, copy mode $mode (bandwidth.py, against torch's contiguous copy in the same run)"
+    timeout "${BANDWIDTH_TIMEOUT:-300}" python3 "$here/bandwidth.py" --addr "127.0.0.1:$grpc_port" --http "127.0.0.1:$http_port" --label "$mode" $([[ $first == 1 ]] && echo "${BANDWIDTH_ARGS:-}" || echo "${BANDWIDTH_ARGS_OTHER_MODES:---layouts kv16,bf16 --runs 2}") --out "$report/bandwidth-$mode.json" > "$scratch/bandwidth.log" 2>&1
+    rc=$?
+    [[ $rc == 0 ]] || status=1
+    [[ $rc == 0 ]] || tail -30 "$scratch/bandwidth.log" | fence
+    [[ -f "$report/bandwidth-$mode.json" ]] && python3 - "$report/bandwidth-$mode.json" >> "$md" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-print(f"GPU: {d['gpu']}, torch {d['torch']}; 1 GiB per batch, scattered blocks, median of runs, GB/s = 1e9 B/s\n")
-print("| block | Save | torch D2H per block | torch D2H one copy | Save/torch | Load | torch H2D per block | torch H2D one copy | Load/torch | Save+Load at once | torch two streams |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
+print(f"GPU: {d['gpu']}, torch {d['torch']}, copy mode {d['label']}; 36 layers, scattered block ids, median of runs, GB/s = 1e9 B/s; ratio = server / torch contiguous copy of the same bytes\n")
+print("Save and Load are what the Python client sees; engine Save / Load are the server's own pegaflow_save_duration and pegaflow_load_duration over the same calls, Save RPC its pegaflow_rpc_duration{method=save}.\n")
+print("| layout | ranges | GB | Save | ratio | Load | ratio | Save+Load at once | ratio | torch D2H / H2D / both | engine Save / Save RPC / engine Load | loads not bit-exact |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 for r in d["results"]:
-    kb = r["block_bytes"] // 1024
-    bs = f"{kb} KiB" if kb < 1024 else f"{kb // 1024} MiB"
-    print(f"| {bs} | {r['save_GBps']} | {r['torch_blockwise_d2h_GBps']} | {r['torch_contiguous_d2h_GBps']} | {r['save_vs_torch_blockwise']} | "
-          f"{r['load_GBps']} | {r['torch_blockwise_h2d_GBps']} | {r['torch_contiguous_h2d_GBps']} | {r['load_vs_torch_blockwise']} | "
-          f"{r['both_aggregate_GBps']} | {r['torch_two_stream_aggregate_GBps']} |")
+    print(f"| {r['description']} | {r['ranges_per_request']} | {r['bytes'] / 1e9:.2f} | {r['save_GBps']} | {r['save_ratio']} | "
+          f"{r['load_GBps']} | {r['load_ratio']} | {r['both_GBps']} | {r['both_ratio']} | "
+          f"{r['torch_d2h_GBps']} / {r['torch_h2d_GBps']} / {r['torch_both_GBps']} | "
+          f"{r.get('engine_save_GBps', '-')} / {r.get('rpc_save_GBps', '-')} / {r.get('engine_load_GBps', '-')} | {r['load_mismatches']} |")
 PY
-fi
+  fi
 
-if [[ "${RPC_OVERHEAD:-0}" == 1 ]]; then
-  step "RPC overhead (rpc_overhead.py: client time vs the server's handler time)"
-  timeout 300 python3 "$here/rpc_overhead.py" --addr "127.0.0.1:$grpc_port" --http "127.0.0.1:$http_port" --out "$report/rpc_overhead.json" > "$scratch/ovh.log" 2>&1
-  [[ $? == 0 ]] || status=1
-  cat "$scratch/ovh.log" | fence
-fi
+  if [[ "${RPC_OVERHEAD:-0}" == 1 && $first == 1 ]]; then
+    step "RPC overhead (rpc_overhead.py: client time vs the server's handler time)"
+    timeout 300 python3 "$here/rpc_overhead.py" --addr "127.0.0.1:$grpc_port" --http "127.0.0.1:$http_port" --out "$report/rpc_overhead.json" > "$scratch/ovh.log" 2>&1
+    [[ $? == 0 ]] || status=1
+    cat "$scratch/ovh.log" | fence
+  fi
 
-step "Server shutdown"
-kill -TERM $server_pid 2>/dev/null
-for _ in $(seq 1 60); do kill -0 $server_pid 2>/dev/null || break; sleep 0.5; done
-kill -0 $server_pid 2>/dev/null && kill -KILL $server_pid
-grep -E 'WARN|ERROR' "$report/server.log" | grep -v -i 'deprecat' | tail -15 | fence
+  step "Server shutdown ($mode)"
+  stop_server "$mode"
+  first=0
+done
+
 echo "" >> "$md"
 echo "Overall: $([[ $status == 0 ]] && echo PASS || echo FAIL)" >> "$md"
 echo "report: $md"

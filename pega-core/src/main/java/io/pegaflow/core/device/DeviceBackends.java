@@ -1,5 +1,6 @@
 package io.pegaflow.core.device;
 
+import io.pegaflow.core.device.cuda.CudaCopyConfig;
 import io.pegaflow.core.device.host.HostDeviceBackend;
 import io.pegaflow.core.memory.MemoryRegionInfo;
 import java.lang.reflect.Method;
@@ -12,7 +13,7 @@ import org.slf4j.LoggerFactory;
  * present, else host; {@code cuda} fails startup without a GPU; {@code host} never touches CUDA.
  *
  * <p>The cuda backend is looked up reflectively so that this class, and a host-only deployment, never load the CUDA
- * bindings.
+ * bindings ({@link CudaCopyConfig} is plain values and loads none).
  */
 public final class DeviceBackends {
     private static final Logger LOG = LoggerFactory.getLogger(DeviceBackends.class);
@@ -26,8 +27,10 @@ public final class DeviceBackends {
      * @param mode auto, cuda or host
      * @param devices CUDA ordinals to use, empty for all
      * @param poolRegions pinned pool regions the cuda backend registers with the driver
+     * @param copy the cuda backend's copy settings ({@code pega.cuda.*})
      */
-    public static DeviceBackend select(String mode, int[] devices, List<MemoryRegionInfo> poolRegions) {
+    public static DeviceBackend select(
+            String mode, int[] devices, List<MemoryRegionInfo> poolRegions, CudaCopyConfig copy) {
         return switch (mode) {
             case "host" -> new HostDeviceBackend();
             case "cuda" -> {
@@ -35,12 +38,12 @@ public final class DeviceBackends {
                     throw new IllegalStateException(
                             "pega.device.backend: cuda (expected: a machine with libcuda and at least one GPU)");
                 }
-                yield createCuda(devices, poolRegions);
+                yield createCuda(devices, poolRegions, copy);
             }
             case "auto" -> {
                 if (cudaAvailable()) {
                     LOG.info("device backend: cuda (libcuda and a GPU found)");
-                    yield createCuda(devices, poolRegions);
+                    yield createCuda(devices, poolRegions, copy);
                 }
                 LOG.info("device backend: host (no GPU found)");
                 yield new HostDeviceBackend();
@@ -59,11 +62,11 @@ public final class DeviceBackends {
         }
     }
 
-    private static DeviceBackend createCuda(int[] devices, List<MemoryRegionInfo> poolRegions) {
+    private static DeviceBackend createCuda(int[] devices, List<MemoryRegionInfo> poolRegions, CudaCopyConfig copy) {
         try {
             Class<?> c = Class.forName(CUDA_CLASS);
-            Method create = c.getMethod("create", int[].class, List.class);
-            return (DeviceBackend) create.invoke(null, devices, poolRegions);
+            Method create = c.getMethod("create", int[].class, List.class, CudaCopyConfig.class);
+            return (DeviceBackend) create.invoke(null, devices, poolRegions, copy);
         } catch (java.lang.reflect.InvocationTargetException e) {
             Throwable cause = e.getCause();
             if (cause instanceof RuntimeException re) {

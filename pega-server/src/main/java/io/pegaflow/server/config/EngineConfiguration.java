@@ -5,6 +5,8 @@ import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.cache.AdmissionPolicy;
 import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.device.DeviceBackends;
+import io.pegaflow.core.device.cuda.CopyMode;
+import io.pegaflow.core.device.cuda.CudaCopyConfig;
 import io.pegaflow.core.device.cuda.CudaTopology;
 import io.pegaflow.core.engine.BlockIndexListener;
 import io.pegaflow.core.engine.EngineConfig;
@@ -91,6 +93,17 @@ public class EngineConfiguration {
         return node == CudaTopology.UNKNOWN_NODE ? PoolConfig.NO_NUMA_NODE : node;
     }
 
+    /** {@code pega.cuda.*} as the cuda backend takes it; its constructor rejects unusable values naming the key. */
+    static CudaCopyConfig copyConfig(PegaProperties.Cuda c) {
+        return new CudaCopyConfig(
+                CopyMode.parse(c.copyMode()),
+                c.kernelMaxCtas(),
+                c.kernelMaxLaunchBytes().toBytes(),
+                c.kernelBelow().toBytes(),
+                c.serializeBelow().toBytes(),
+                c.batchMaxRanges());
+    }
+
     /**
      * The engine. Tiers, spills and index listeners are whatever beans of those types exist, in {@code @Order}
      * (SSD contributes a tier and its store as a spill; the metaserver client is a listener).
@@ -112,7 +125,7 @@ public class EngineConfiguration {
         try {
             int[] devices =
                     p.device().devices().stream().mapToInt(Integer::intValue).toArray();
-            backend = DeviceBackends.select(p.device().backend(), devices, pool.regions());
+            backend = DeviceBackends.select(p.device().backend(), devices, pool.regions(), copyConfig(p.cuda()));
         } catch (RuntimeException e) {
             pool.close();
             throw e;

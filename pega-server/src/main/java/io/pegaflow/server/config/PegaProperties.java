@@ -1,6 +1,7 @@
 package io.pegaflow.server.config;
 
 import jakarta.validation.Valid;
+import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.Pattern;
@@ -18,6 +19,7 @@ import org.springframework.validation.annotation.Validated;
  *
  * @param pool pinned host-memory pool
  * @param device device backend selection
+ * @param cuda the cuda backend's copy engine
  * @param cache RAM index policy
  * @param lease query lease lifetime
  * @param maintenanceInterval how often expired leases are swept and stale in-flight blocks collected
@@ -33,6 +35,7 @@ import org.springframework.validation.annotation.Validated;
 public record PegaProperties(
         @Valid @NotNull @DefaultValue Pool pool,
         @Valid @NotNull @DefaultValue Device device,
+        @Valid @NotNull @DefaultValue Cuda cuda,
         @Valid @NotNull @DefaultValue Cache cache,
         @Valid @NotNull @DefaultValue Lease lease,
         @NotNull @DefaultValue("30s") Duration maintenanceInterval,
@@ -76,6 +79,31 @@ public record PegaProperties(
             String backend,
 
             @NotNull @DefaultValue List<Integer> devices) {}
+
+    /**
+     * The cuda backend's copy engine ({@code pega.cuda.*}; docs/gpu.md "Copy methods" has the measurements behind
+     * the defaults).
+     *
+     * @param copyMode {@code auto} (per plan), {@code batch} ({@code cuMemcpyBatchAsync}), {@code kernel} (the
+     *     bounded copy kernel) or {@code per-range} (one {@code cuMemcpyAsync} per range)
+     * @param kernelMaxCtas CTAs per copy-kernel launch at most
+     * @param kernelMaxLaunchBytes bytes per copy-kernel launch at most
+     * @param kernelBelow {@code auto} takes the kernel for plans whose mean range is smaller (0: never)
+     * @param serializeBelow batched plans whose mean range is smaller take turns with the device's other lane (0:
+     *     never)
+     * @param batchMaxRanges ranges per {@code cuMemcpyBatchAsync} call at most
+     */
+    public record Cuda(
+            @NotNull
+            @Pattern(regexp = "auto|batch|kernel|per-range", message = "must be auto, batch, kernel or per-range")
+            @DefaultValue("auto")
+            String copyMode,
+
+            @Min(1) @Max(65535) @DefaultValue("16") int kernelMaxCtas,
+            @NotNull @DefaultValue("64MB") DataSize kernelMaxLaunchBytes,
+            @NotNull @DefaultValue("0B") DataSize kernelBelow,
+            @NotNull @DefaultValue("0B") DataSize serializeBelow,
+            @Min(1) @DefaultValue("256") int batchMaxRanges) {}
 
     /**
      * RAM index policy ({@code pega.cache.*}).

@@ -3,32 +3,58 @@ package io.pegaflow.core.device.cuda;
 import io.pegaflow.core.device.DeviceCopier;
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.plan.RangePlan;
+import io.pegaflow.sys.OffHeap;
 import io.pegaflow.sys.cuda.Cuda;
+import io.pegaflow.sys.cuda.CudaBatchCopy;
 import io.pegaflow.sys.cuda.CudaException;
+import io.pegaflow.sys.cuda.CudaModules;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The copy engine of one (instance, device) context: a save lane and a load lane, each with its own non-blocking
- * stream and completion event, created on first use by the lane's own thread (which also gets the device's primary
- * context made current). A plan's merged ranges are enqueued as one {@code cuMemcpy*Async} each, followed by one
- * event record and synchronize (spec/engine-api.md §3.4), so a call returns only after every byte has landed.
+ * stream, completion event and descriptor buffers, created on first use by the lane's own thread (which also gets the
+ * device's primary context made current). The two lanes run at once.
+ *
+ * <p>Each plan takes one method ({@link CopyPolicy}): one {@code cuMemcpy*Async} per range, {@code cuMemcpyBatchAsync}
+ * calls issued back to back, or the copy kernel's launches after one descriptor upload. Then one event record and
+ * synchronize (spec/engine-api.md §3.4), so a call returns only after every byte has landed. On a failed enqueue the
+ * stream is drained before the error returns, so no copy of the plan is still writing when the caller frees or reuses
+ * its memory. Small batched plans can be made to take turns with the device's other lanes
+ * ({@code pega.cuda.serialize-below}).
  *
  * <p>Thread model: {@link #copyToHost} runs only on the save lane thread and {@link #copyToDevice} only on the load
  * lane thread (the {@link DeviceCopier} contract), so each lane's fields are confined to one thread; {@link #close}
  * runs after both lanes have drained.
  */
 final class CudaCopier implements DeviceCopier {
-    private static final Logger log = LoggerFactory.getLogger(CudaCopier.class);
+    private static final Logger LOG = LoggerFactory.getLogger(CudaCopier.class);
+    /** Kernel arguments at the start of the lane's host buffer: u64 descriptors, u32 count, then their addresses. */
+    private static final int KERNEL_ARGS_BYTES = 64;
+
+    private static final long TURN_TIMEOUT_SECONDS = 60;
+    /**
+     * No {@code CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE}: on the H200 the hint cost up to a fifth of the H2D rate
+     * at 32 KiB ranges and did not lower the cost to a kernel beside the copy (docs/gpu.md, "Copy methods").
+     */
+    private static final int BATCH_FLAGS = 0;
+    /** 16 warps per CTA: with four 16-byte loads in flight per lane, 4 CTAs already fill the link (docs/gpu.md). */
+    private static final int THREADS_PER_CTA = 512;
 
     private final CudaDeviceBackend.DeviceState device;
+    private final CudaCopyConfig config;
+    private final CopyPolicy policy;
     private final Lane save = new Lane("save");
     private final Lane load = new Lane("load");
     private volatile boolean closed;
 
-    CudaCopier(CudaDeviceBackend.DeviceState device) {
+    CudaCopier(CudaDeviceBackend.DeviceState device, CudaCopyConfig config) {
         this.device = device;
+        this.config = config;
+        this.policy = new CopyPolicy(config, device.copy.batch, device.copy.kernel != null);
     }
 
     @Override
@@ -48,46 +74,141 @@ final class CudaCopier implements DeviceCopier {
         if (plan.isEmpty()) {
             return;
         }
+        PlanShape shape = PlanShape.of(plan);
+        CopyMode method = policy.choose(shape);
+        boolean turn = policy.serialize(method, shape);
         Lock gate = device.copyGate.readLock();
         gate.lock();
         try {
-            Cuda.ctxSetCurrent(device.ctx);
-            lane.ensure();
-            int n = plan.size();
-            int issued = 0;
+            if (turn) {
+                takeTurn(lane);
+            }
             try {
-                if (toHost) {
-                    for (int i = 0; i < n; i++) {
-                        Cuda.memcpyDtoHAsync(plan.dstAddress(i), plan.srcAddress(i), plan.lengthBytes(i), lane.stream);
-                        issued++;
-                    }
-                } else {
-                    for (int i = 0; i < n; i++) {
-                        Cuda.memcpyHtoDAsync(plan.dstAddress(i), plan.srcAddress(i), plan.lengthBytes(i), lane.stream);
-                        issued++;
-                    }
+                Cuda.ctxSetCurrent(device.ctx);
+                lane.ensure();
+                copy(lane, plan, toHost, method);
+            } finally {
+                if (turn) {
+                    device.copyTurn.unlock();
                 }
-                Cuda.eventRecord(lane.event, lane.stream);
-                Cuda.eventSynchronize(lane.event);
-            } catch (CudaException e) {
-                // Never return while earlier copies of this plan may still be writing: drain the stream first.
-                if (issued > 0) {
-                    try {
-                        Cuda.streamSynchronize(lane.stream);
-                    } catch (CudaException drain) {
-                        e.addSuppressed(drain);
-                    }
-                }
-                throw EngineException.storage(
-                        "batch copy failed on device " + device.ordinal + " (" + lane.name + ", range " + issued
-                                + " of " + n + "): " + e.getMessage(),
-                        e);
             }
         } catch (CudaException e) {
             throw EngineException.storage(
                     "batch copy failed on device " + device.ordinal + " (" + lane.name + "): " + e.getMessage(), e);
         } finally {
             gate.unlock();
+        }
+    }
+
+    private void copy(Lane lane, RangePlan plan, boolean toHost, CopyMode method) {
+        lane.step = 0;
+        lane.steps = 0;
+        try {
+            switch (method) {
+                case KERNEL -> enqueueKernel(lane, plan);
+                case BATCH -> enqueueBatch(lane, plan);
+                default -> enqueuePerRange(lane, plan, toHost);
+            }
+            Cuda.eventRecord(lane.event, lane.stream);
+            Cuda.eventSynchronize(lane.event);
+        } catch (CudaException e) {
+            // Never return while earlier copies of this plan may still be writing: drain the stream first.
+            try {
+                Cuda.streamSynchronize(lane.stream);
+            } catch (CudaException drain) {
+                e.addSuppressed(drain);
+            }
+            throw EngineException.storage(
+                    "batch copy failed on device " + device.ordinal + " (" + lane.name + ", " + unit(method) + " "
+                            + lane.step + " of " + lane.steps + "): " + e.getMessage(),
+                    e);
+        }
+    }
+
+    private static String unit(CopyMode method) {
+        return switch (method) {
+            case KERNEL -> "kernel launch";
+            case BATCH -> "batch call";
+            default -> "range";
+        };
+    }
+
+    private void takeTurn(Lane lane) {
+        try {
+            if (!device.copyTurn.tryLock(TURN_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+                throw EngineException.storage("batch copy failed on device " + device.ordinal + " (" + lane.name
+                        + "): no copy turn within " + TURN_TIMEOUT_SECONDS + " s");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw EngineException.storage("batch copy interrupted while waiting for the device's copy turn");
+        }
+    }
+
+    private static void enqueuePerRange(Lane lane, RangePlan plan, boolean toHost) {
+        int n = plan.size();
+        lane.steps = n;
+        for (int i = 0; i < n; i++) {
+            if (toHost) {
+                Cuda.memcpyDtoHAsync(plan.dstAddress(i), plan.srcAddress(i), plan.lengthBytes(i), lane.stream);
+            } else {
+                Cuda.memcpyHtoDAsync(plan.dstAddress(i), plan.srcAddress(i), plan.lengthBytes(i), lane.stream);
+            }
+            lane.step = i + 1;
+        }
+    }
+
+    private void enqueueBatch(Lane lane, RangePlan plan) {
+        int n = plan.size();
+        int max = config.batchMaxRanges();
+        long base = lane.buffers.host(BatchDescriptors.bytesFor(n));
+        BatchDescriptors.write(plan, BATCH_FLAGS, base);
+        long dsts = BatchDescriptors.dsts(base);
+        long srcs = BatchDescriptors.srcs(base, n);
+        long sizes = BatchDescriptors.sizes(base, n);
+        int calls = BatchDescriptors.calls(n, max);
+        lane.steps = calls;
+        for (int c = 0; c < calls; c++) {
+            long at = 8L * BatchDescriptors.callStart(c, max);
+            CudaBatchCopy.memcpyBatchAsync(
+                    dsts + at,
+                    srcs + at,
+                    sizes + at,
+                    BatchDescriptors.callLength(c, n, max),
+                    BatchDescriptors.attributes(base),
+                    BatchDescriptors.attributeIndices(base),
+                    1,
+                    lane.stream);
+            lane.step = c + 1;
+        }
+    }
+
+    private void enqueueKernel(Lane lane, RangePlan plan) {
+        CopyKernel kernel = device.copy.kernel;
+        int threadsPerCta = Math.min(kernel.threadsPerCta, THREADS_PER_CTA);
+        long descriptorBytes = (long) KernelDescriptors.count(plan) * KernelDescriptors.DESCRIPTOR_BYTES;
+        long host = lane.buffers.host(KERNEL_ARGS_BYTES + descriptorBytes);
+        long descriptors = lane.buffers.device(descriptorBytes);
+        List<KernelDescriptors.Launch> launches =
+                KernelDescriptors.write(plan, config.kernelMaxLaunchBytes(), host + KERNEL_ARGS_BYTES);
+        lane.steps = launches.size();
+        Cuda.memcpyHtoDAsync(descriptors, host + KERNEL_ARGS_BYTES, descriptorBytes, lane.stream);
+        // OFF-HEAP: the argument block is the first KERNEL_ARGS_BYTES of the lane's host buffer; the driver reads the
+        // argument values during each launch call, so the block is rewritten for the next launch.
+        OffHeap.putLong(host + 16, host);
+        OffHeap.putLong(host + 24, host + 8);
+        for (int i = 0; i < launches.size(); i++) {
+            KernelDescriptors.Launch l = launches.get(i);
+            OffHeap.putLong(host, descriptors + (long) l.first() * KernelDescriptors.DESCRIPTOR_BYTES);
+            OffHeap.putInt(host + 8, l.count());
+            int threads = device.kernelLaunchFault.compareAndSet(i, -1) ? 2 * 1024 : threadsPerCta;
+            CudaModules.launchKernel(
+                    kernel.function,
+                    KernelDescriptors.ctas(l.count(), threads, config.kernelMaxCtas()),
+                    threads,
+                    lane.stream,
+                    host + 16);
+            lane.step = i + 1;
         }
     }
 
@@ -100,18 +221,21 @@ final class CudaCopier implements DeviceCopier {
         try {
             Cuda.ctxSetCurrent(device.ctx);
         } catch (CudaException e) {
-            log.warn("device {}: cannot bind the context to free copier streams: {}", device.ordinal, e.getMessage());
+            LOG.warn("device {}: cannot bind the context to free copier streams: {}", device.ordinal, e.getMessage());
             return;
         }
         save.destroy();
         load.destroy();
     }
 
-    /** One direction's stream and event; created by, and afterwards used only by, the lane thread. */
+    /** One direction's stream, event and descriptor buffers; created by, and afterwards used only by, the lane thread. */
     private final class Lane {
         final String name;
+        final LaneBuffers buffers = new LaneBuffers();
         long stream;
         long event;
+        int step;
+        int steps;
 
         Lane(String name) {
             this.name = name;
@@ -131,10 +255,11 @@ final class CudaCopier implements DeviceCopier {
             }
             try {
                 Cuda.streamSynchronize(stream);
+                buffers.close();
                 Cuda.eventDestroy(event);
                 Cuda.streamDestroy(stream);
             } catch (CudaException e) {
-                log.warn("device {}: freeing the {} stream failed: {}", device.ordinal, name, e.getMessage());
+                LOG.warn("device {}: freeing the {} lane failed: {}", device.ordinal, name, e.getMessage());
             }
             stream = 0;
             event = 0;

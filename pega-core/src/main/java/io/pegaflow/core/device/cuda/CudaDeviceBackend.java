@@ -16,6 +16,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -29,11 +31,13 @@ import org.slf4j.LoggerFactory;
  *        (device, 64-byte handle) --cuIpcOpenMemHandle once, MappingCache--> Mapping(base, allocation size)
  *        LayerMemory = base + storage offset (+ tensor offset), size = storage size
  *   copier per (instance, device): save lane {stream, event}, load lane {stream, event}, created on the lane thread
+ *   per device: copy capabilities (batched copies, the copy kernel), found once; pega.cuda.copy-mode picks per plan
  * </pre>
  *
  * <p>Contexts: every device uses its primary context (retained once here, released on {@link #close}); a thread
  * makes it current before each driver call that needs it. The pinned pool's regions are registered once with
- * {@code CU_MEMHOSTREGISTER_PORTABLE}, so they are pinned for every context.
+ * {@code CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP}, so they are pinned for every context and the copy
+ * kernel reaches them.
  *
  * <p>Unmap safety: each device has a copy gate. Copies hold its read side from the first enqueue to the completed
  * synchronize; the last close of a mapping takes the write side before {@code cuIpcCloseMemHandle}, so an IPC
@@ -49,15 +53,17 @@ public final class CudaDeviceBackend implements DeviceBackend {
 
     private final int[] selected;
     private final Map<String, Integer> ordinalByUuid;
+    private final CudaCopyConfig copyConfig;
     private final Map<Integer, DeviceState> devices = new ConcurrentHashMap<>();
     private final List<MemoryRegionInfo> registeredRegions = new ArrayList<>();
     private final long registeredBytes;
     private final double registrationSeconds;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private CudaDeviceBackend(int[] selected, Map<String, Integer> ordinalByUuid) {
+    private CudaDeviceBackend(int[] selected, Map<String, Integer> ordinalByUuid, CudaCopyConfig copyConfig) {
         this.selected = selected;
         this.ordinalByUuid = ordinalByUuid;
+        this.copyConfig = copyConfig;
         this.registeredBytes = 0;
         this.registrationSeconds = 0;
     }
@@ -65,6 +71,7 @@ public final class CudaDeviceBackend implements DeviceBackend {
     private CudaDeviceBackend(CudaDeviceBackend init, long registeredBytes, double seconds) {
         this.selected = init.selected;
         this.ordinalByUuid = init.ordinalByUuid;
+        this.copyConfig = init.copyConfig;
         this.devices.putAll(init.devices);
         this.registeredRegions.addAll(init.registeredRegions);
         this.registeredBytes = registeredBytes;
@@ -80,14 +87,21 @@ public final class CudaDeviceBackend implements DeviceBackend {
         }
     }
 
+    /** {@link #create(int[], List, CudaCopyConfig)} with the default copy settings. */
+    public static CudaDeviceBackend create(int[] devicesOrEmptyForAll, List<MemoryRegionInfo> hostRegionsToRegister) {
+        return create(devicesOrEmptyForAll, hostRegionsToRegister, CudaCopyConfig.defaults());
+    }
+
     /**
      * Brings the backend up: retains the primary context of each selected device (all visible devices when
-     * {@code devicesOrEmptyForAll} is empty) and registers the pool's regions with the driver.
+     * {@code devicesOrEmptyForAll} is empty), finds what each can copy with, and registers the pool's regions with the
+     * driver.
      *
      * @throws EngineException INTERNAL {@code "failed to initialize CUDA: ..."} when the driver, a device or the
      *     registration fails; nothing stays retained or registered then
      */
-    public static CudaDeviceBackend create(int[] devicesOrEmptyForAll, List<MemoryRegionInfo> hostRegionsToRegister) {
+    public static CudaDeviceBackend create(
+            int[] devicesOrEmptyForAll, List<MemoryRegionInfo> hostRegionsToRegister, CudaCopyConfig copyConfig) {
         Cuda.Availability a = Cuda.probe();
         if (!a.usable()) {
             throw EngineException.cudaInit(a.reason().isEmpty() ? "no CUDA device" : a.reason(), null);
@@ -108,7 +122,7 @@ public final class CudaDeviceBackend implements DeviceBackend {
                             "device " + d + " does not exist (" + count + " visible: 0.." + (count - 1) + ")", null);
                 }
             }
-            init = new CudaDeviceBackend(selected, Map.copyOf(byUuid));
+            init = new CudaDeviceBackend(selected, Map.copyOf(byUuid), copyConfig);
             for (int d : selected) {
                 init.device(d);
             }
@@ -118,7 +132,10 @@ public final class CudaDeviceBackend implements DeviceBackend {
             Cuda.ctxSetCurrent(first.ctx);
             for (MemoryRegionInfo r : hostRegionsToRegister) {
                 try {
-                    Cuda.memHostRegister(r.address(), r.lengthBytes(), Cuda.CU_MEMHOSTREGISTER_PORTABLE);
+                    Cuda.memHostRegister(
+                            r.address(),
+                            r.lengthBytes(),
+                            Cuda.CU_MEMHOSTREGISTER_PORTABLE | Cuda.CU_MEMHOSTREGISTER_DEVICEMAP);
                 } catch (CudaException e) {
                     throw EngineException.cudaInit("pinning the pool failed: " + e.getMessage(), e);
                 }
@@ -242,8 +259,13 @@ public final class CudaDeviceBackend implements DeviceBackend {
 
     @Override
     public DeviceCopier openCopier(int deviceId) {
+        return openCopier(deviceId, copyConfig);
+    }
+
+    /** A copier with other copy settings than the backend's (benchmarks compare modes on one registration). */
+    DeviceCopier openCopier(int deviceId, CudaCopyConfig config) {
         ensureOpen();
-        return new CudaCopier(device(deviceId));
+        return new CudaCopier(device(deviceId), config);
     }
 
     private void ensureOpen() {
@@ -267,20 +289,7 @@ public final class CudaDeviceBackend implements DeviceBackend {
                             "register tensor failed: invalid device ordinal " + deviceId + " (" + count + " visible)",
                             null);
                 }
-                try {
-                    int dev = Cuda.device(deviceId);
-                    long ctx = Cuda.primaryCtxRetain(dev);
-                    String bus = Cuda.pciBusId(dev);
-                    d = new DeviceState(
-                            deviceId,
-                            dev,
-                            ctx,
-                            Cuda.deviceUuid(dev),
-                            bus,
-                            CudaTopology.numaNodeOfPciBusId(java.nio.file.Path.of("/sys/bus/pci/devices"), bus));
-                } catch (CudaException e) {
-                    throw EngineException.cudaInit("device " + deviceId + ": " + e.getMessage(), e);
-                }
+                d = bringUp(deviceId);
                 if (Arrays.stream(selected).noneMatch(s -> s == deviceId) && selected.length > 0) {
                     log.warn("device {} is not in pega.devices {}; serving it anyway", deviceId, selected);
                 }
@@ -292,6 +301,50 @@ public final class CudaDeviceBackend implements DeviceBackend {
         }
     }
 
+    private DeviceState bringUp(int deviceId) {
+        int dev;
+        long ctx;
+        try {
+            dev = Cuda.device(deviceId);
+            ctx = Cuda.primaryCtxRetain(dev);
+        } catch (CudaException e) {
+            throw EngineException.cudaInit("device " + deviceId + ": " + e.getMessage(), e);
+        }
+        try {
+            Cuda.ctxSetCurrent(ctx);
+            String bus = Cuda.pciBusId(dev);
+            return new DeviceState(
+                    deviceId,
+                    dev,
+                    ctx,
+                    Cuda.deviceUuid(dev),
+                    bus,
+                    CudaTopology.numaNodeOfPciBusId(java.nio.file.Path.of("/sys/bus/pci/devices"), bus),
+                    CopyCapabilities.discover(deviceId, dev, copyConfig));
+        } catch (CudaException e) {
+            try {
+                Cuda.primaryCtxRelease(dev);
+            } catch (CudaException release) {
+                e.addSuppressed(release);
+            }
+            throw EngineException.cudaInit("device " + deviceId + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** The copy settings and what device {@code deviceId} can copy with (tests and the startup log). */
+    CopyCapabilities copyCapabilities(int deviceId) {
+        return device(deviceId).copy;
+    }
+
+    /**
+     * Test seam for the kernel's failure path: the copy kernel's launch number {@code launchIndex} (0-based) of the
+     * next kernel plan on this device is issued with an invalid block size, so the driver refuses it as it would any
+     * failed launch. Fires once.
+     */
+    void failKernelLaunch(int deviceId, int launchIndex) {
+        device(deviceId).kernelLaunchFault.set(launchIndex);
+    }
+
     @Override
     public void close() {
         if (!closed.compareAndSet(false, true)) {
@@ -299,6 +352,12 @@ public final class CudaDeviceBackend implements DeviceBackend {
         }
         for (DeviceState d : devices.values()) {
             d.closeAllMappings();
+            try {
+                Cuda.ctxSetCurrent(d.ctx);
+                d.copy.close();
+            } catch (CudaException e) {
+                log.warn("device {}: unloading the copy kernel failed: {}", d.ordinal, e.getMessage());
+            }
         }
         if (!registeredRegions.isEmpty() && !devices.isEmpty()) {
             try {
@@ -334,13 +393,21 @@ public final class CudaDeviceBackend implements DeviceBackend {
         final String uuid;
         final String pciBusId;
         final int numaNode;
+        /** What this device copies with, and the policy that picks per plan. */
+        final CopyCapabilities copy;
         /** Read side: a copy in flight. Write side: closing a mapping. */
         final ReentrantReadWriteLock copyGate = new ReentrantReadWriteLock();
+        /** Held by a small batched plan while it runs, when pega.cuda.serialize-below asks lanes to take turns. */
+        final ReentrantLock copyTurn = new ReentrantLock();
+        /** Test seam ({@link #failKernelLaunch}): launch index of the next kernel plan to fail, -1 for none. */
+        final AtomicInteger kernelLaunchFault = new AtomicInteger(-1);
         /** Keyed by the handle's hex. */
         final MappingCache<String, Mapping> mappings = new MappingCache<>(this::open, this::unmap);
 
-        DeviceState(int ordinal, int device, long ctx, String uuid, String pciBusId, int numaNode) {
+        DeviceState(
+                int ordinal, int device, long ctx, String uuid, String pciBusId, int numaNode, CopyCapabilities copy) {
             this.ordinal = ordinal;
+            this.copy = copy;
             this.device = device;
             this.ctx = ctx;
             this.uuid = uuid;

@@ -8,26 +8,20 @@ import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
 import io.pegaflow.core.plan.RangePlan;
 import io.pegaflow.sys.cuda.Cuda;
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
-import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Measures the cuda copier without gRPC: Save (device to pool) and Load (pool to device) of 1 GiB batches of
- * scattered blocks, both directions at once, and how long the pool takes to become DMA-ready. Numbers go to stdout and,
+ * Measures the cuda copier without gRPC: every copy mode against the contiguous copy for Qwen3-8B-shaped Saves and
+ * Loads of scattered blocks, both directions at once, and how long the pool takes to become DMA-ready. Numbers go to stdout and,
  * when {@code -Dpega.gpu.report=FILE} is set, are appended to FILE as markdown. Asserts only sanity, never a speed.
  */
 @Tag("gpu")
@@ -37,82 +31,85 @@ class CudaCopyBenchGpuTest {
     private static final long BATCH = GIB;
     private static final int RUNS = 5;
 
+    /**
+     * Every copy mode against the contiguous copy of the same bytes in the same run, for Qwen3-8B-shaped requests of
+     * 36 layers at each block size (docs/gpu.md, "Copy methods"): Save, Load into scattered block ids, both at once.
+     */
     @Test
-    void saveLoadAndBidirectionalThroughput() throws Exception {
+    void copyModesAgainstTheContiguousCopy() throws Exception {
         assumeTrue(CudaDeviceBackend.isAvailable(), "no CUDA driver or GPU");
+        CopyWorkload[] workloads = CopyWorkload.qwen3_8b();
+        long most =
+                Arrays.stream(workloads).mapToLong(CopyWorkload::bytes).max().orElseThrow();
         List<String> out = new ArrayList<>();
-        out.add("### Copier throughput, Java (JNA) direct, no gRPC: 1 GiB per batch, device blocks scattered");
+        out.add("### Copy modes against the contiguous copy (Java copier, no gRPC; 36 layers, scattered block ids)");
         out.add("");
-        out.add("| block | ranges | Save D2H GB/s (median / best) | Load H2D GB/s (median / best) "
-                + "| both at once, aggregate GB/s |");
-        out.add("|---|---|---|---|---|");
-        try (GpuHostBuffer host = new GpuHostBuffer(2 * BATCH);
-                CudaDeviceBackend backend = CudaDeviceBackend.create(new int[] {0}, List.of(host.region()))) {
-            long devA;
-            long devB;
+        out.add("GB/s, median of " + RUNS + " (both at once: of 3); ratio = mode / contiguous copy of the same bytes,"
+                + " measured just before. auto's pick in brackets.");
+        out.add("");
+        out.add("| workload | ranges | GiB | contiguous D2H / H2D / both | mode | Save D2H | ratio | Load H2D | ratio "
+                + "| both at once | ratio |");
+        out.add("|---|---|---|---|---|---|---|---|---|---|---|");
+        try (GpuHostBuffer host = new GpuHostBuffer(2 * most);
+                CudaDeviceBackend backend = CudaDeviceBackend.create(new int[] {0}, List.of(host.region()));
+                CopyBench bench = new CopyBench()) {
             bind(backend);
-            devA = Cuda.memAlloc(BATCH);
-            devB = Cuda.memAlloc(BATCH);
-            Cuda.memsetD8(devA, 0x5a, BATCH);
-            Cuda.memsetD8(devB, 0x33, BATCH);
-            ExecutorService saveLane = Executors.newSingleThreadExecutor(r -> new Thread(r, "gpu0-save"));
-            ExecutorService loadLane = Executors.newSingleThreadExecutor(r -> new Thread(r, "gpu0-load"));
-            try (DeviceCopier copier = backend.openCopier(0)) {
-                for (long block : new long[] {64 << 10, 256 << 10, 2 << 20, BATCH}) {
-                    RangePlan save = scattered(devA, host.address, block, 7);
-                    RangePlan load =
-                            scattered(devB, host.address + BATCH, block, 9).reversed();
-                    double[] d2h = new double[RUNS];
-                    double[] h2d = new double[RUNS];
-                    double[] both = new double[RUNS];
-                    saveLane.submit(() -> copier.copyToHost(save)).get(); // warm-up
-                    loadLane.submit(() -> copier.copyToDevice(load)).get();
-                    for (int r = 0; r < RUNS; r++) {
-                        long t0 = System.nanoTime();
-                        saveLane.submit(() -> copier.copyToHost(save)).get();
-                        d2h[r] = BATCH / ((System.nanoTime() - t0) / 1e9) / 1e9;
-                        t0 = System.nanoTime();
-                        loadLane.submit(() -> copier.copyToDevice(load)).get();
-                        h2d[r] = BATCH / ((System.nanoTime() - t0) / 1e9) / 1e9;
-                        CyclicBarrier go = new CyclicBarrier(3);
-                        Future<?> s = saveLane.submit(() -> {
-                            go.await();
-                            copier.copyToHost(save);
-                            return null;
-                        });
-                        Future<?> l = loadLane.submit(() -> {
-                            go.await();
-                            copier.copyToDevice(load);
-                            return null;
-                        });
-                        go.await();
-                        t0 = System.nanoTime();
-                        s.get();
-                        l.get();
-                        both[r] = 2 * BATCH / ((System.nanoTime() - t0) / 1e9) / 1e9;
+            long devA = Cuda.memAlloc(2 * most);
+            long devB = Cuda.memAlloc(2 * most);
+            try {
+                Cuda.memsetD8(devA, 0x5a, 2 * most);
+                for (CopyWorkload w : workloads) {
+                    RangePlan save = w.plan(devA, host.address, 7);
+                    RangePlan load = w.plan(devB, host.address + most, 9).reversed();
+                    double[] contiguous;
+                    try (DeviceCopier one = backend.openCopier(0, config(CopyMode.PER_RANGE))) {
+                        RangePlan up = CopyBench.oneRange(devA, host.address, w.bytes());
+                        RangePlan down = CopyBench.oneRange(devB, host.address + most, w.bytes());
+                        contiguous = new double[] {
+                            bench.save(one, up, RUNS), bench.load(one, down, RUNS), bench.both(one, up, down, 3)
+                        };
                     }
-                    out.add(String.format(
-                            "| %s | %d | %.1f / %.1f | %.1f / %.1f | %.1f / %.1f |",
-                            block == BATCH ? "1 GiB (one range)" : (block >> 10) + " KiB",
-                            save.size(),
-                            median(d2h),
-                            max(d2h),
-                            median(h2d),
-                            max(h2d),
-                            median(both),
-                            max(both)));
-                    assertThat(max(d2h)).isPositive();
+                    CopyMode picked = new CopyPolicy(
+                                    CudaCopyConfig.defaults(),
+                                    backend.copyCapabilities(0).batch,
+                                    backend.copyCapabilities(0).kernel != null)
+                            .choose(PlanShape.of(save));
+                    for (CopyMode mode : CopyMode.values()) {
+                        try (DeviceCopier c = backend.openCopier(0, config(mode))) {
+                            double d2h = bench.save(c, save, RUNS);
+                            double h2d = bench.load(c, load, RUNS);
+                            double both = bench.both(c, save, load, 3);
+                            out.add(String.format(
+                                    "| %s | %d | %.2f | %.1f / %.1f / %.1f | %s | %.1f | %.2f | %.1f | %.2f | %.1f | %.2f |",
+                                    w.name(),
+                                    save.size(),
+                                    w.bytes() / (double) GIB,
+                                    contiguous[0],
+                                    contiguous[1],
+                                    contiguous[2],
+                                    mode == CopyMode.AUTO ? "auto (" + picked.key() + ")" : mode.key(),
+                                    d2h,
+                                    d2h / contiguous[0],
+                                    h2d,
+                                    h2d / contiguous[1],
+                                    both,
+                                    both / contiguous[2]));
+                            assertThat(d2h).isPositive();
+                        }
+                    }
                 }
             } finally {
-                saveLane.shutdown();
-                loadLane.shutdown();
                 bind(backend);
                 Cuda.memFree(devA);
                 Cuda.memFree(devB);
             }
             assertThat(host.get(0)).isEqualTo((byte) 0x5a);
         }
-        report(out);
+        CopyBench.report(out);
+    }
+
+    private static CudaCopyConfig config(CopyMode mode) {
+        return CudaCopyConfig.defaults().withMode(mode);
     }
 
     @Test
@@ -151,7 +148,7 @@ class CudaCopyBenchGpuTest {
                 Cuda.memFree(dev);
             }
         }
-        report(out);
+        CopyBench.report(out);
     }
 
     @Test
@@ -190,7 +187,7 @@ class CudaCopyBenchGpuTest {
             out.add(String.format(
                     "| cuMemHostAlloc (= cudaHostAlloc), one thread | - | - | %.2f s | %.3f |", alloc, alloc / gib));
         }
-        report(out);
+        CopyBench.report(out);
     }
 
     /**
@@ -219,24 +216,5 @@ class CudaCopyBenchGpuTest {
 
     private static void bind(CudaDeviceBackend b) {
         Cuda.ctxSetCurrent(b.device(0).ctx);
-    }
-
-    private static double median(double[] v) {
-        double[] c = v.clone();
-        Arrays.sort(c);
-        return c[c.length / 2];
-    }
-
-    private static double max(double[] v) {
-        return Arrays.stream(v).max().orElse(0);
-    }
-
-    private static void report(List<String> lines) throws IOException {
-        lines.add("");
-        lines.forEach(System.out::println);
-        String file = System.getProperty("pega.gpu.report");
-        if (file != null) {
-            Files.write(Path.of(file), lines, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
-        }
     }
 }
