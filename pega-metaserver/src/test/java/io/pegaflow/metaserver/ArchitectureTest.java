@@ -82,4 +82,14 @@ class ArchitectureTest {
                         .check(metaserver))
                 .isInstanceOf(AssertionError.class);
     }
+
+    /** Meters come from the catalog only: {@code CatalogMeters} (pega-edge) is the one place that builds them. */
+    @Test
+    void shouldBuildMetersOnlyThroughTheCatalog() {
+        noClasses()
+                .should()
+                .dependOnClassesThat()
+                .haveNameMatching("io\\.micrometer\\.core\\.instrument\\.[A-Za-z]+\\$Builder")
+                .check(metaserver);
+    }
 }

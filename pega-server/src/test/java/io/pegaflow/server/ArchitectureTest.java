@@ -91,4 +91,14 @@ class ArchitectureTest {
                 .mayOnlyBeAccessedByLayers("edge", "feature")
                 .check(server);
     }
+
+    /** Meters come from the catalog only: {@code CatalogMeters} (pega-edge) is the one place that builds them. */
+    @Test
+    void shouldBuildMetersOnlyThroughTheCatalog() {
+        noClasses()
+                .should()
+                .dependOnClassesThat()
+                .haveNameMatching("io\\.micrometer\\.core\\.instrument\\.[A-Za-z]+\\$Builder")
+                .check(server);
+    }
 }

@@ -36,4 +36,15 @@ public interface MetricDescriptor {
     default String seriesName() {
         return type().seriesName(meterName());
     }
+
+    /**
+     * The sample names a Prometheus scrape shows for this entry: the series itself, or for a timer its
+     * {@code _bucket}, {@code _count} and {@code _sum} samples and Micrometer's {@code _max} gauge.
+     */
+    default List<String> sampleNames() {
+        String series = seriesName();
+        return type() == MetricType.TIMER
+                ? List.of(series + "_count", series + "_sum", series + "_bucket", series + "_max")
+                : List.of(series);
+    }
 }

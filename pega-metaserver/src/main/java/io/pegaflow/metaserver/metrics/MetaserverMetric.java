@@ -10,16 +10,35 @@ import java.util.Locale;
  * The metaserver's metric catalog: every meter it exports, with its type, unit, labels and help. The meter name is
  * the constant's name in lower case, the reference's {@code pegaflow_metaserver_*} name where one exists
  * (spec/cluster.md §1.9), so its dashboards keep working. {@code docs/metrics.md} lists exactly these entries
- * (checked by {@code MetricsDocsTest}).
+ * (checked by {@code MetricsDocsTest}). {@link MetaserverMeterBinder} registers the catalog; the RPC entries are the
+ * edge's interceptor's.
  */
 public enum MetaserverMetric implements MetricDescriptor {
+    // RPCs (spec/cluster.md §1.9)
     PEGAFLOW_METASERVER_RPC_REQUESTS(MetricType.COUNTER, "requests", "MetaServer RPCs handled", Labels.RPC),
     PEGAFLOW_METASERVER_RPC_DURATION(
-            MetricType.TIMER, "seconds", "MetaServer RPC handling time", Labels.RPC, Buckets.RPC);
+            MetricType.TIMER, "seconds", "MetaServer RPC handling time", Labels.RPC, Buckets.RPC),
+
+    // Index and nodes: the reference's names; index_evicted, takeovers and epoch are ours
+    PEGAFLOW_METASERVER_STORE_ENTRIES(MetricType.GAUGE, "keys", "Block keys in the owner index"),
+    PEGAFLOW_METASERVER_BLOCK_OWNERS(MetricType.GAUGE, "records", "Owner records across all block keys"),
+    PEGAFLOW_METASERVER_NODES(MetricType.GAUGE, "nodes", "Registered nodes by liveness", Labels.STATE),
+    PEGAFLOW_METASERVER_EPOCH(MetricType.GAUGE, "epoch", "Start epoch of this metaserver process"),
+    PEGAFLOW_METASERVER_SWEEP_REMOVED_OWNERS(MetricType.COUNTER, "records", "Owner records removed by the TTL sweep"),
+    PEGAFLOW_METASERVER_SWEEP_REMOVED_KEYS(MetricType.COUNTER, "keys", "Block keys removed by the TTL sweep"),
+    PEGAFLOW_METASERVER_SWEEP_REMOVED_NODES(MetricType.COUNTER, "sessions", "Node sessions removed by the TTL sweep"),
+    PEGAFLOW_METASERVER_INDEX_EVICTED(
+            MetricType.COUNTER, "keys", "Block keys evicted because the index reached pega.metaserver.max-blocks"),
+    PEGAFLOW_METASERVER_TAKEOVERS(
+            MetricType.COUNTER,
+            "events",
+            "Node addresses taken over by a new node_id after the old session went stale");
 
     /** Label sets used by the catalog. */
     private static final class Labels {
+        static final List<String> NONE = List.of();
         static final List<String> RPC = List.of("method", "status");
+        static final List<String> STATE = List.of("state");
     }
 
     /** Histogram buckets, as the reference's exporter has them (spec/cluster.md §1.9). */
@@ -49,6 +68,10 @@ public enum MetaserverMetric implements MetricDescriptor {
 
     @SuppressWarnings("ImmutableEnumChecker") // always one of the List.of(...) constants above: unmodifiable
     private final List<Duration> buckets;
+
+    MetaserverMetric(MetricType type, String unit, String help) {
+        this(type, unit, help, Labels.NONE, Buckets.NONE);
+    }
 
     MetaserverMetric(MetricType type, String unit, String help, List<String> labels) {
         this(type, unit, help, labels, Buckets.NONE);

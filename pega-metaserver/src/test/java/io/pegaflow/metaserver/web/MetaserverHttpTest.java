@@ -6,6 +6,8 @@ import static io.pegaflow.metaserver.grpc.Requests.insert;
 import static io.pegaflow.metaserver.grpc.Requests.query;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.pegaflow.edge.metrics.MetricsView;
+import io.pegaflow.metaserver.metrics.MetaserverMetric;
 import io.pegaflow.metaserver.node.NodeIdFingerprint;
 import io.pegaflow.metaserver.support.AdjustableClock;
 import io.pegaflow.metaserver.support.Http;
@@ -17,8 +19,11 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -89,6 +94,30 @@ class MetaserverHttpTest {
                 .contains("pegaflow_metaserver_takeovers_total 1")
                 .containsPattern("pegaflow_metaserver_epoch [0-9.E]+");
         assertThat(Http.get(app.httpBase() + "/actuator/prometheus").body()).contains("pegaflow_metaserver_nodes");
+    }
+
+    @Test
+    void shouldExportExactlyTheCatalog() throws Exception {
+        Set<String> samples = Http.get(app.httpBase() + "/metrics")
+                .body()
+                .lines()
+                .filter(l -> l.startsWith("pegaflow"))
+                .map(l -> l.split("[{ ]", 2)[0])
+                .collect(Collectors.toSet());
+        Set<String> allowed = Stream.of(MetaserverMetric.values())
+                .flatMap(m -> m.sampleNames().stream())
+                .collect(Collectors.toSet());
+
+        assertThat(samples).as("pegaflow samples outside the catalog").isSubsetOf(allowed);
+        for (MetaserverMetric metric : MetaserverMetric.values()) {
+            assertThat(samples)
+                    .as(metric.seriesName())
+                    .contains(metric.sampleNames().get(0));
+        }
+        MetricsView view = app.bean(MetricsView.class);
+        assertThat(view.read(MetaserverMetric.PEGAFLOW_METASERVER_STORE_ENTRIES))
+                .singleElement()
+                .satisfies(r -> assertThat(r.value()).isEqualTo(3));
     }
 
     @Test

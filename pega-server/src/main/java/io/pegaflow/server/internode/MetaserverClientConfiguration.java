@@ -1,9 +1,6 @@
 package io.pegaflow.server.internode;
 
-import io.micrometer.core.instrument.FunctionCounter;
-import io.micrometer.core.instrument.binder.MeterBinder;
 import io.pegaflow.core.engine.BlockIndexListener;
-import java.util.function.ToDoubleFunction;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Condition;
@@ -73,90 +70,5 @@ public class MetaserverClientConfiguration {
     @Bean
     MetaserverHealthIndicator metaserverHealthIndicator(MetaserverClient client) {
         return new MetaserverHealthIndicator(client);
-    }
-
-    /** The reference's client counters (spec/cluster.md §2.8) plus re-announcements. */
-    @Bean
-    MeterBinder metaserverClientMeters(MetaserverClient client) {
-        MetaserverClientStats stats = client.stats();
-        return registry -> {
-            counter(
-                    registry,
-                    "registration.blocks",
-                    "Sealed block hashes queued for the metaserver",
-                    stats,
-                    MetaserverClientStats::registrationBlocks);
-            counter(
-                    registry,
-                    "registration.failures",
-                    "Block hashes whose Insert was dropped",
-                    stats,
-                    MetaserverClientStats::registrationFailures);
-            counter(
-                    registry,
-                    "registration.queue.full",
-                    "Sealed block hashes dropped on a full queue",
-                    stats,
-                    MetaserverClientStats::registrationQueueFull);
-            counter(
-                    registry,
-                    "removal.blocks",
-                    "Evicted block hashes queued for the metaserver",
-                    stats,
-                    MetaserverClientStats::removalBlocks);
-            counter(
-                    registry,
-                    "removal.failures",
-                    "Block hashes whose Remove was dropped",
-                    stats,
-                    MetaserverClientStats::removalFailures);
-            counter(
-                    registry,
-                    "removal.queue.full",
-                    "Evicted block hashes dropped on a full queue",
-                    stats,
-                    MetaserverClientStats::removalQueueFull);
-            counter(
-                    registry,
-                    "heartbeat.failures",
-                    "Failed heartbeats",
-                    stats,
-                    MetaserverClientStats::heartbeatFailures);
-            counter(
-                    registry,
-                    "session.resets",
-                    "Sessions refused by the metaserver (unknown or stale)",
-                    stats,
-                    MetaserverClientStats::sessionResets);
-            counter(
-                    registry,
-                    "unregister.failures",
-                    "Failed UnregisterNode calls at shutdown",
-                    stats,
-                    MetaserverClientStats::unregisterFailures);
-            counter(
-                    registry,
-                    "reannouncements",
-                    "Re-announcements of all resident blocks after an epoch change",
-                    stats,
-                    MetaserverClientStats::reannouncements);
-            counter(
-                    registry,
-                    "reannounced.blocks",
-                    "Block hashes sent by re-announcements",
-                    stats,
-                    MetaserverClientStats::reannouncedBlocks);
-        };
-    }
-
-    private static void counter(
-            io.micrometer.core.instrument.MeterRegistry registry,
-            String name,
-            String help,
-            MetaserverClientStats stats,
-            ToDoubleFunction<MetaserverClientStats> value) {
-        FunctionCounter.builder("pegaflow.metaserver." + name, stats, value)
-                .description(help)
-                .register(registry);
     }
 }

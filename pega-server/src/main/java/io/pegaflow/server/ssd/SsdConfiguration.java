@@ -1,6 +1,5 @@
 package io.pegaflow.server.ssd;
 
-import io.micrometer.core.instrument.binder.MeterBinder;
 import io.pegaflow.core.agent.AgentGroup;
 import io.pegaflow.core.ssd.SsdBackingTier;
 import io.pegaflow.core.ssd.SsdStore;
@@ -15,8 +14,8 @@ import org.springframework.core.annotation.Order;
 /**
  * The SSD tier, when {@link SsdEnabled} (paths given, or {@code pega.ssd.enabled=true}): the store (opened, and
  * recovered from its shards, before the engine starts), which is also the engine's spill, the {@link SsdBackingTier}
- * the engine fetches from, the health indicator and the meters. The engine configuration picks the tier and the
- * spill up by type.
+ * the engine fetches from, and the health indicator; its meters are in the server's catalog ({@code ServerMetric}).
+ * The engine configuration picks the tier and the spill up by type.
  *
  * <p>Ownership: the engine owns the tier and the tier owns the store, so neither bean has a destroy method here; the
  * engine closes the tier (and so the store, waiting for I/O in progress) after its sealing worker stopped and before
@@ -48,10 +47,5 @@ public class SsdConfiguration {
     @Bean
     SsdHealthIndicator ssdHealthIndicator(SsdStore store) {
         return new SsdHealthIndicator(store);
-    }
-
-    @Bean
-    MeterBinder ssdMeterBinder(SsdStore store) {
-        return new SsdMeterBinder(store);
     }
 }

@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.binder.MeterBinder;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.pegaflow.core.engine.BlockIndexListener;
+import io.pegaflow.server.metrics.MetricsConfiguration;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.List;
@@ -26,7 +28,12 @@ class MetaserverClientConfigurationTest {
 
     @Configuration(proxyBeanMethods = false)
     @EnableConfigurationProperties(MetaserverClientProperties.class)
-    static class Properties {}
+    static class Properties {
+        @Bean
+        SimpleMeterRegistry meterRegistry() {
+            return new SimpleMeterRegistry();
+        }
+    }
 
     /** Stands in for the engine, which implements {@link BlockIndexListener.ResidentBlocks}. */
     @Configuration(proxyBeanMethods = false)
@@ -41,7 +48,7 @@ class MetaserverClientConfigurationTest {
     }
 
     final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withUserConfiguration(Properties.class, MetaserverClientConfiguration.class)
+            .withUserConfiguration(Properties.class, MetaserverClientConfiguration.class, MetricsConfiguration.class)
             .withPropertyValues("pega.metaserver.rpc-timeout=1s");
 
     static String rootMessage(Throwable failure) {
@@ -67,6 +74,12 @@ class MetaserverClientConfigurationTest {
                     assertThat(context).hasNotFailed();
                     assertThat(context).hasSingleBean(BlockIndexListener.class);
                     assertThat(context).hasSingleBean(MeterBinder.class);
+                    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+                    context.getBean(MeterBinder.class).bindTo(registry);
+                    assertThat(registry.find("pegaflow_metaserver_registration_blocks")
+                                    .functionCounter())
+                            .as("the client's counters are bound without an engine")
+                            .isNotNull();
                     assertThat(context.getBean(MetaserverClient.class).advertiseAddr())
                             .isEqualTo("10.0.0.5:50055");
                 });
