@@ -13,21 +13,27 @@ import java.util.Map;
  */
 final class CommandBatch {
 
-    /** One listener callback: a sealed ({@code insert}) or evicted batch of one namespace. */
-    record Command(boolean insert, String namespace, List<byte[]> hashes) {}
-
     private final Map<String, LinkedHashMap<ByteString, Boolean>> byNamespace = new LinkedHashMap<>();
 
-    static CommandBatch of(List<Command> commands) {
+    static CommandBatch of(List<Announcement> announcements) {
         CommandBatch batch = new CommandBatch();
-        for (Command command : commands) {
+        for (Announcement announcement : announcements) {
             LinkedHashMap<ByteString, Boolean> ops =
-                    batch.byNamespace.computeIfAbsent(command.namespace(), ns -> new LinkedHashMap<>());
-            for (byte[] hash : command.hashes()) {
-                ops.put(ByteString.copyFrom(hash), command.insert());
+                    batch.byNamespace.computeIfAbsent(announcement.namespace(), ns -> new LinkedHashMap<>());
+            for (byte[] hash : announcement.hashes()) {
+                ops.put(ByteString.copyFrom(hash), announcement.insert());
             }
         }
         return batch;
+    }
+
+    /** The engine's hash arrays as the wire's bytes, in order. */
+    static List<ByteString> byteStrings(List<byte[]> hashes) {
+        List<ByteString> out = new ArrayList<>(hashes.size());
+        for (byte[] hash : hashes) {
+            out.add(ByteString.copyFrom(hash));
+        }
+        return out;
     }
 
     Map<String, List<ByteString>> inserts() {

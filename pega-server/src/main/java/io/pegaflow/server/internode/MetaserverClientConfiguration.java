@@ -1,5 +1,7 @@
 package io.pegaflow.server.internode;
 
+import io.pegaflow.core.agent.AgentGroup;
+import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.engine.BlockIndexListener;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Bean;
@@ -33,7 +35,8 @@ public class MetaserverClientConfiguration {
     MetaserverClient metaserverClient(
             MetaserverClientProperties properties,
             Environment environment,
-            ObjectProvider<BlockIndexListener.ResidentBlocks> residentBlocks) {
+            ObjectProvider<BlockIndexListener.ResidentBlocks> residentBlocks,
+            ObjectProvider<AgentGroup> agents) {
         String target = Addresses.metaserverTarget(properties.addr());
         String advertise = checkedAdvertiseAddr(properties, environment);
         MetaserverClientSettings settings = MetaserverClientSettings.of(
@@ -43,7 +46,9 @@ public class MetaserverClientConfiguration {
                 properties.heartbeatInterval(),
                 properties.rpcTimeout(),
                 properties.batchSize());
-        return new MetaserverClient(settings, residentBlocks::getIfUnique).start();
+        return new MetaserverClient(
+                        settings, residentBlocks::getIfUnique, NanoClock.SYSTEM, agents.getIfUnique(AgentGroup::new))
+                .start();
     }
 
     /**

@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.grpc.Status;
+import io.pegaflow.core.agent.AgentGroup;
+import io.pegaflow.core.agent.AgentRunner;
+import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.engine.BlockIndexListener;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -205,5 +208,18 @@ class MetaserverClientTest {
         assertThat(metaserver.sessions).doesNotContainKey(NODE);
         client.onSealed("ns", hashes(0, 2));
         assertThat(client.stats().registrationQueueFull()).isEqualTo(2);
+    }
+
+    @Test
+    void shouldReportItsAgentToTheProcessHealthUntilClosed() {
+        AgentGroup agents = new AgentGroup();
+        MetaserverClientSettings settings = MetaserverClientSettings.of(
+                metaserver.target(), NODE, 16, Duration.ofMillis(100), Duration.ofSeconds(2), 1024);
+        MetaserverClient client = new MetaserverClient(settings, resident::get, NanoClock.SYSTEM, agents).start();
+
+        assertThat(agents.statuses())
+                .containsExactly(new AgentGroup.Status("pega-metaserver-client", AgentRunner.State.RUNNING, ""));
+        client.close();
+        assertThat(agents.statuses()).isEmpty();
     }
 }
