@@ -1,5 +1,6 @@
 package io.pegaflow.edge.lifecycle;
 
+import io.pegaflow.edge.SuppressForbidden;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.IntConsumer;
 import org.slf4j.Logger;
@@ -21,6 +22,7 @@ public final class ShutdownCoordinator {
     private final IntConsumer exit;
     private final AtomicBoolean requested = new AtomicBoolean();
 
+    @SuppressForbidden // the one place that may end the process
     public ShutdownCoordinator(ConfigurableApplicationContext context) {
         this(context, System::exit);
     }

@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.util.unit.DataSize;
@@ -60,7 +61,7 @@ public record SsdProperties(
         List<Path> files = new ArrayList<>(paths.size());
         for (int i = 0; i < paths.size(); i++) {
             Path p = Path.of(paths.get(i).trim());
-            files.add(Files.isDirectory(p) ? p.resolve(String.format("shard-%06d.dat", i)) : p);
+            files.add(Files.isDirectory(p) ? p.resolve(String.format(Locale.ROOT, "shard-%06d.dat", i)) : p);
         }
         long perShard = shardCapacity.toBytes() > 0 ? shardCapacity.toBytes() : capacity.toBytes() / files.size();
         return new SsdConfig(
