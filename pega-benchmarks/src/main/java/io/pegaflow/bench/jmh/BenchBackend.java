@@ -1,5 +1,6 @@
 package io.pegaflow.bench.jmh;
 
+import io.pegaflow.core.device.Caller;
 import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.device.DeviceCopier;
 import io.pegaflow.core.device.LayerMemory;
@@ -43,8 +44,8 @@ enum BenchBackend {
         }
 
         @Override
-        public LayerMemory openLayer(int deviceId, byte[] wrapperBytes) {
-            return delegate.openLayer(deviceId, wrapperBytes);
+        public LayerMemory openLayer(Caller caller, int deviceId, byte[] wrapperBytes) {
+            return delegate.openLayer(caller, deviceId, wrapperBytes);
         }
 
         @Override

@@ -1,5 +1,6 @@
 package io.pegaflow.bench.jmh;
 
+import io.pegaflow.core.device.ProcessUid;
 import io.pegaflow.core.engine.BlockIndexListener;
 import io.pegaflow.core.engine.EngineConfig;
 import io.pegaflow.core.engine.EngineContext;
@@ -16,6 +17,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.OptionalInt;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -142,7 +144,21 @@ final class CpuPathFixture implements AutoCloseable {
                 segments[l] = 1;
             }
             engine.registerContextBatch(new RegisterCommand(
-                    INSTANCE, NAMESPACE, 0, 1, 1, 0, layers, 0, names, wrappers, numBlocks, bpb, strides, segments));
+                    INSTANCE,
+                    NAMESPACE,
+                    0,
+                    1,
+                    1,
+                    0,
+                    layers,
+                    0,
+                    names,
+                    wrappers,
+                    numBlocks,
+                    bpb,
+                    strides,
+                    segments,
+                    OptionalInt.of(ProcessUid.current())));
 
             byte[][][] hashArrays = new byte[layers][blocks][HASH_BYTES];
             List<LayerSave> saves = new ArrayList<>(layers);

@@ -2,7 +2,7 @@ package io.pegaflow.core.device;
 
 /**
  * Moves KV bytes between a worker's device memory and the pinned pool. Two implementations exist: {@code host}
- * (device memory is a POSIX shared-memory object, copies are native memcpy) and {@code cuda} (CUDA IPC mappings,
+ * (device memory is a POSIX shared-memory object, copies done by the kernel) and {@code cuda} (CUDA IPC mappings,
  * DMA on per-lane streams).
  *
  * <p>Thread-safety: {@link #openLayer} may be called from any thread. Each {@link DeviceCopier} is driven by the two
@@ -16,12 +16,13 @@ public interface DeviceBackend extends AutoCloseable {
     String name();
 
     /**
-     * Maps the memory that {@code wrapperBytes} describes on device {@code deviceId}.
+     * Maps the memory that {@code wrapperBytes} describes on device {@code deviceId}, for {@code caller}.
      *
      * @throws io.pegaflow.core.error.EngineException INVALID_ARGUMENT for a descriptor this backend does not accept
-     *     (a hostile path, a range past the end, a pickle on a host-only server), INTERNAL when mapping fails
+     *     (a hostile path, a range past the end, a pickle on a host-only server, memory that is not the caller's),
+     *     INTERNAL when mapping fails
      */
-    LayerMemory openLayer(int deviceId, byte[] wrapperBytes);
+    LayerMemory openLayer(Caller caller, int deviceId, byte[] wrapperBytes);
 
     /** Creates the copy engine for one (instance, device) context. */
     DeviceCopier openCopier(int deviceId);

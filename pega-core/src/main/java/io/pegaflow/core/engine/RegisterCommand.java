@@ -1,10 +1,12 @@
 package io.pegaflow.core.engine;
 
 import java.util.List;
+import java.util.OptionalInt;
 
 /**
  * A RegisterContextBatch request in engine terms. Unsigned wire values are widened to {@code long} so that values
- * above 2^31 are validated instead of wrapping.
+ * above 2^31 are validated instead of wrapping. {@code callerUid} is the calling process's uid when the transport
+ * could tell (see {@link io.pegaflow.core.device.Caller}).
  */
 public record RegisterCommand(
         String instanceId,
@@ -20,4 +22,5 @@ public record RegisterCommand(
         long[] numBlocks,
         long[] bytesPerBlock,
         long[] kvStrideBytes,
-        long[] segments) {}
+        long[] segments,
+        OptionalInt callerUid) {}

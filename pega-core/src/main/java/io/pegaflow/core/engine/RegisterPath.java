@@ -1,6 +1,7 @@
 package io.pegaflow.core.engine;
 
 import io.pegaflow.core.agent.AgentGroup;
+import io.pegaflow.core.device.Caller;
 import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.device.DeviceCopier;
 import io.pegaflow.core.device.LayerMemory;
@@ -38,10 +39,12 @@ final class RegisterPath {
         validateShape(c);
         int n = c.layerNames().size();
         List<LayerMemory> mapped = new ArrayList<>(n);
+        Caller caller = new Caller(c.instanceId(), c.callerUid());
         boolean installed = false;
         try {
             for (int i = 0; i < n; i++) {
-                mapped.add(backend.openLayer(c.deviceId(), c.wrapperBytes().get(i)));
+                mapped.add(
+                        backend.openLayer(caller, c.deviceId(), c.wrapperBytes().get(i)));
             }
             // Validate layouts before any instance state changes (ids are assigned afterwards).
             for (int i = 0; i < n; i++) {

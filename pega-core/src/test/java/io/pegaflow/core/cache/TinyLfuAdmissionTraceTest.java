@@ -3,6 +3,7 @@ package io.pegaflow.core.cache;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pegaflow.core.block.BlockKey;
+import io.pegaflow.core.device.ProcessUid;
 import io.pegaflow.core.device.host.HostDeviceBackend;
 import io.pegaflow.core.engine.EngineConfig;
 import io.pegaflow.core.engine.EngineContext;
@@ -22,6 +23,7 @@ import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalInt;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -85,7 +87,8 @@ class TinyLfuAdmissionTraceTest {
                     new long[] {DEVICE_BLOCKS},
                     new long[] {BLOCK_BYTES},
                     new long[] {0},
-                    new long[] {1}));
+                    new long[] {1},
+                    OptionalInt.of(ProcessUid.current())));
             int[] hotHits = new int[ROUNDS];
             for (int round = 0; round < ROUNDS; round++) {
                 List<byte[]> misses = new ArrayList<>();

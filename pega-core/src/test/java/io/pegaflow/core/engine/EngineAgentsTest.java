@@ -12,9 +12,11 @@ import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.SlotData;
 import io.pegaflow.core.cache.AdmissionPolicy;
 import io.pegaflow.core.cache.BlockCache;
+import io.pegaflow.core.device.Caller;
 import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.device.DeviceCopier;
 import io.pegaflow.core.device.LayerMemory;
+import io.pegaflow.core.device.ProcessUid;
 import io.pegaflow.core.device.host.HostDeviceBackend;
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.memory.PinnedAllocation;
@@ -24,6 +26,7 @@ import io.pegaflow.core.metrics.EngineMetrics;
 import io.pegaflow.core.plan.RangePlan;
 import java.time.Duration;
 import java.util.List;
+import java.util.OptionalInt;
 import java.util.concurrent.CountDownLatch;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -48,8 +51,8 @@ class EngineAgentsTest {
         }
 
         @Override
-        public LayerMemory openLayer(int deviceId, byte[] wrapperBytes) {
-            return host.openLayer(deviceId, wrapperBytes);
+        public LayerMemory openLayer(Caller caller, int deviceId, byte[] wrapperBytes) {
+            return host.openLayer(caller, deviceId, wrapperBytes);
         }
 
         @Override
@@ -129,7 +132,8 @@ class EngineAgentsTest {
                     new long[] {4},
                     new long[] {BLOCK_BYTES},
                     new long[] {0},
-                    new long[] {1}));
+                    new long[] {1},
+                    OptionalInt.of(ProcessUid.current())));
             List<byte[]> hashes = hashes(3, 2);
             assertThatThrownBy(() -> engine.save(
                             "inst", 0, 0, 0, List.of(new LayerSave(EngineHarness.LAYER, ids(0, 2), hashes))))

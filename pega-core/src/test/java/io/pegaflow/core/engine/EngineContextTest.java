@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.SealedBlock;
+import io.pegaflow.core.device.Caller;
 import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.device.DeviceCopier;
 import io.pegaflow.core.device.LayerMemory;
@@ -79,8 +80,8 @@ class EngineContextTest {
         }
 
         @Override
-        public LayerMemory openLayer(int deviceId, byte[] wrapperBytes) {
-            return host.openLayer(deviceId, wrapperBytes);
+        public LayerMemory openLayer(Caller caller, int deviceId, byte[] wrapperBytes) {
+            return host.openLayer(caller, deviceId, wrapperBytes);
         }
 
         @Override

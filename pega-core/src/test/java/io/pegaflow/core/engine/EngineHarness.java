@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.pegaflow.core.agent.AgentGroup;
 import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.cache.AdmissionPolicy;
+import io.pegaflow.core.device.ProcessUid;
 import io.pegaflow.core.device.host.HostDeviceBackend;
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.memory.PinnedMemoryPool;
@@ -16,6 +17,7 @@ import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalInt;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -179,7 +181,8 @@ final class EngineHarness implements AutoCloseable {
                     new long[] {numBlocks},
                     new long[] {blockBytes},
                     new long[] {0},
-                    new long[] {1}));
+                    new long[] {1},
+                    OptionalInt.of(ProcessUid.current())));
         }
 
         /** Writes {@code content(contentIds[i])} into block {@code blockIds[i]}. */

@@ -6,9 +6,11 @@ import static io.pegaflow.core.engine.EngineHarness.hashes;
 import static io.pegaflow.core.engine.EngineHarness.ids;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.pegaflow.core.device.ProcessUid;
 import io.pegaflow.core.engine.EngineHarness.Worker;
 import java.time.Duration;
 import java.util.List;
+import java.util.OptionalInt;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -43,7 +45,8 @@ class InflightGcTest {
                 new long[] {BLOCKS},
                 new long[] {BLOCK_BYTES},
                 new long[] {0},
-                new long[] {1}));
+                new long[] {1},
+                OptionalInt.of(ProcessUid.current())));
     }
 
     @Test

@@ -7,9 +7,11 @@ import static io.pegaflow.core.engine.EngineHarness.ids;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.pegaflow.core.device.ProcessUid;
 import io.pegaflow.core.engine.EngineHarness.Worker;
 import io.pegaflow.core.error.EngineException;
 import java.util.List;
+import java.util.OptionalInt;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -44,7 +46,8 @@ class RegisterPathTest {
                 new long[] {BLOCKS},
                 new long[] {BLOCK_BYTES},
                 new long[] {0},
-                new long[] {1});
+                new long[] {1},
+                OptionalInt.of(ProcessUid.current()));
     }
 
     @Test
@@ -101,7 +104,8 @@ class RegisterPathTest {
                 new long[] {BLOCKS + 1},
                 new long[] {BLOCK_BYTES},
                 new long[] {0},
-                new long[] {1});
+                new long[] {1},
+                OptionalInt.of(ProcessUid.current()));
 
         assertThatThrownBy(() -> engine.registerContextBatch(tooBig))
                 .hasMessage("invalid argument: layer layer_0: registered memory too small: need 20480 bytes, got"

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.pegaflow.core.cache.AdmissionPolicy;
+import io.pegaflow.core.device.ProcessUid;
 import io.pegaflow.core.device.host.HostDeviceBackend;
 import io.pegaflow.core.engine.EngineConfig;
 import io.pegaflow.core.engine.EngineContext;
@@ -20,6 +21,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalInt;
 import java.util.Random;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -79,7 +81,21 @@ class SsdEngineTest {
             java.util.Arrays.fill(strides, stride);
             java.util.Arrays.fill(segs, segments);
             engine.registerContextBatch(new RegisterCommand(
-                    instance, namespace, 0, 1, 1, 0, n, 0, layers, wrappers, numBlocks, bpb, strides, segs));
+                    instance,
+                    namespace,
+                    0,
+                    1,
+                    1,
+                    0,
+                    n,
+                    0,
+                    layers,
+                    wrappers,
+                    numBlocks,
+                    bpb,
+                    strides,
+                    segs,
+                    OptionalInt.of(ProcessUid.current())));
             Random random = new Random(namespace.hashCode());
             byte[] all = new byte[(int) (n * layerBytes)];
             random.nextBytes(all);

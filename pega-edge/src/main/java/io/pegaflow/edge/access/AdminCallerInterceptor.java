@@ -22,6 +22,11 @@ public final class AdminCallerInterceptor implements EdgeInterceptor {
     private static final Metadata.Key<String> AUTHORIZATION_KEY =
             Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
 
+    /** The transport peer of the gRPC call being served on this thread, or {@code null} outside a call. */
+    public static SocketAddress currentPeer() {
+        return PEER.get();
+    }
+
     @Override
     public <Q, R> ServerCall.Listener<Q> interceptCall(
             ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {

@@ -11,6 +11,7 @@ import io.pegaflow.core.engine.QueryOutcome;
 import io.pegaflow.core.engine.RegisterCommand;
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.edge.access.AdminAccess;
+import io.pegaflow.edge.access.AdminCallerInterceptor;
 import io.pegaflow.edge.lifecycle.ShutdownCoordinator;
 import io.pegaflow.proto.EngineGrpc;
 import io.pegaflow.proto.HealthRequest;
@@ -98,7 +99,8 @@ class EngineGrpcService extends EngineGrpc.EngineImplBase {
                 longs(r.getNumBlocksList()),
                 longs(r.getBytesPerBlockList()),
                 longs(r.getKvStrideBytesList()),
-                unsigned(r.getSegmentsList())));
+                unsigned(r.getSegmentsList()),
+                PeerUid.of(AdminCallerInterceptor.currentPeer())));
         LOG.info(
                 "instance {} registered device {} (tp rank {}/{}, {} layers, namespace {})",
                 r.getInstanceId(),

@@ -1,6 +1,7 @@
 package io.pegaflow.core.device.cuda;
 
 import io.pegaflow.core.agent.NanoClock;
+import io.pegaflow.core.device.Caller;
 import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.device.DeviceCopier;
 import io.pegaflow.core.device.LayerMemory;
@@ -214,8 +215,14 @@ public final class CudaDeviceBackend implements DeviceBackend {
 
     // ------------------------------------------------------------------ layers
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The caller's identity is not checked here: a CUDA IPC handle is a capability that only its exporter hands
+     * out (inside the pickle of the registration), unlike a shared-memory name anyone can list.
+     */
     @Override
-    public LayerMemory openLayer(int deviceId, byte[] wrapperBytes) {
+    public LayerMemory openLayer(Caller caller, int deviceId, byte[] wrapperBytes) {
         ensureOpen();
         CudaIpcWrapper w;
         try {

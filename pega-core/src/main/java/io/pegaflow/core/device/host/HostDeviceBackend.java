@@ -1,5 +1,6 @@
 package io.pegaflow.core.device.host;
 
+import io.pegaflow.core.device.Caller;
 import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.device.DeviceCopier;
 import io.pegaflow.core.device.LayerMemory;
@@ -47,21 +48,41 @@ public final class HostDeviceBackend implements DeviceBackend {
         return "host";
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The object must belong to the caller: it is owned by the caller's uid, and no other instance has it
+     * registered. Root gets no exemption: a root worker registers objects it created, which root owns. A caller whose uid the transport could not tell (a peer on another host) cannot register
+     * host memory at all: shared memory is local by nature.
+     */
     @Override
-    public LayerMemory openLayer(int deviceId, byte[] wrapperBytes) {
+    public LayerMemory openLayer(Caller caller, int deviceId, byte[] wrapperBytes) {
         HostShmDescriptor d = HostShmDescriptor.parse(wrapperBytes);
         Path path = shmDir.resolve(d.name());
+        int callerUid = caller.uid()
+                .orElseThrow(() -> HostShmDescriptor.bad("the caller's user cannot be verified over this connection;"
+                        + " host-shm memory is accepted only from callers on this host"));
         ShmKey key;
+        int ownerUid;
         try {
             Object inode = Files.getAttribute(path, "unix:ino", LinkOption.NOFOLLOW_LINKS);
             if (!Files.isRegularFile(path, LinkOption.NOFOLLOW_LINKS)) {
                 throw HostShmDescriptor.bad(path + " is not a regular shared-memory object");
             }
+            ownerUid = (Integer) Files.getAttribute(path, "unix:uid", LinkOption.NOFOLLOW_LINKS);
             key = new ShmKey(path, inode);
         } catch (IOException | UnsupportedOperationException e) {
             throw HostShmDescriptor.bad(path + " cannot be opened: " + e.getMessage());
         }
+        if (callerUid != ownerUid) {
+            throw HostShmDescriptor.bad(
+                    path + " belongs to uid " + ownerUid + ", not to the caller (uid " + callerUid + ")");
+        }
         MappingCache.Entry<ShmKey, ShmMapping> mapping = mappings.acquire(key);
+        if (!mapping.mapping().bindTo(caller.instanceId())) {
+            mapping.release();
+            throw HostShmDescriptor.bad(path + " is registered by another instance");
+        }
         long end = d.offset() + d.size();
         if (end < 0 || end > mapping.mapping().sizeBytes()) {
             mapping.release();

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.pegaflow.core.device.Caller;
 import io.pegaflow.core.device.DeviceCopier;
 import io.pegaflow.core.device.LayerMemory;
 import io.pegaflow.core.error.EngineException;
@@ -81,7 +82,7 @@ class CudaDeviceBackendGpuTest {
         Set<String> handles = new HashSet<>();
         for (var e : tensors.entrySet()) {
             PythonProducer.Tensor t = e.getValue();
-            LayerMemory lm = backend.openLayer(0, t.pickle());
+            LayerMemory lm = backend.openLayer(Caller.inProcess("test"), 0, t.pickle());
             layers.put(e.getKey(), lm);
             handles.add(CudaIpcWrapperUnpickler.decode(t.pickle()).ipcHandleHex());
             assertThat(lm.sizeBytes()).isEqualTo(t.nbytes());
@@ -157,7 +158,7 @@ class CudaDeviceBackendGpuTest {
     @Order(2)
     void wrongDeviceUnknownUuidHostileAndExpandablePicklesAreRejected() throws Exception {
         PythonProducer.Tensor t = producer.alloc("rej", "kv_first", 9);
-        assertThatThrownBy(() -> backend.openLayer(1, t.pickle()))
+        assertThatThrownBy(() -> backend.openLayer(Caller.inProcess("test"), 1, t.pickle()))
                 .isInstanceOf(EngineException.class)
                 .hasMessage("register tensor failed: context dev1 is pinned to device 1 but got 0")
                 .extracting(e -> ((EngineException) e).kind())
@@ -165,11 +166,12 @@ class CudaDeviceBackendGpuTest {
 
         String uuid = CudaIpcWrapperUnpickler.decode(t.pickle()).deviceUuid();
         byte[] other = replace(t.pickle(), uuid, "00000000-0000-0000-0000-000000000000");
-        assertThatThrownBy(() -> backend.openLayer(0, other))
+        assertThatThrownBy(() -> backend.openLayer(Caller.inProcess("test"), 0, other))
                 .isInstanceOf(EngineException.class)
                 .hasMessageContaining("Device UUID 00000000-0000-0000-0000-000000000000 not found");
 
-        assertThatThrownBy(() -> backend.openLayer(0, PickleResources.hostile("os_system_p4")))
+        assertThatThrownBy(
+                        () -> backend.openLayer(Caller.inProcess("test"), 0, PickleResources.hostile("os_system_p4")))
                 .isInstanceOf(EngineException.class)
                 .hasMessageStartingWith("invalid argument: wrapper_bytes is not a pegaflow CudaIPCWrapper pickle")
                 .extracting(e -> ((EngineException) e).kind())
@@ -178,7 +180,7 @@ class CudaDeviceBackendGpuTest {
         try (PythonProducer expandable =
                 PythonProducer.start(0, Map.of("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"))) {
             PythonProducer.Tensor e = expandable.alloc("exp", "kv_first", 1);
-            assertThatThrownBy(() -> backend.openLayer(0, e.pickle()))
+            assertThatThrownBy(() -> backend.openLayer(Caller.inProcess("test"), 0, e.pickle()))
                     .isInstanceOf(EngineException.class)
                     .hasMessageContaining("expandable_segments:False")
                     .extracting(x -> ((EngineException) x).kind())
@@ -192,7 +194,7 @@ class CudaDeviceBackendGpuTest {
     @Order(3)
     void theLastCloseOfAMappingWaitsForTheCopyInFlight() throws Exception {
         PythonProducer.Tensor t = producer.alloc("big", "big", 11);
-        LayerMemory lm = backend.openLayer(0, t.pickle());
+        LayerMemory lm = backend.openLayer(Caller.inProcess("test"), 0, t.pickle());
         // 1 GiB in 64 KiB ranges, in reverse so nothing coalesces: ~100 ms of DMA
         long block = 64 << 10;
         int count = (int) (HOST_BYTES / block);
@@ -238,7 +240,7 @@ class CudaDeviceBackendGpuTest {
         LayerMemory lm;
         try {
             PythonProducer.Tensor t = victim.alloc("v", "big", 13);
-            lm = backend.openLayer(0, t.pickle());
+            lm = backend.openLayer(Caller.inProcess("test"), 0, t.pickle());
             long freeMapped = backend.memoryInfo(0)[0];
             assertThat(freeBefore - freeMapped).isGreaterThanOrEqualTo(1L << 30);
             victim.kill();

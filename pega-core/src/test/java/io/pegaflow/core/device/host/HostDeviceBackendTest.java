@@ -3,6 +3,7 @@ package io.pegaflow.core.device.host;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.pegaflow.core.device.Caller;
 import io.pegaflow.core.device.LayerMemory;
 import io.pegaflow.core.error.EngineException;
 import java.io.IOException;
@@ -67,7 +68,7 @@ class HostDeviceBackendTest {
     }
 
     private LayerMemory open(byte[] wrapper) {
-        LayerMemory memory = backend.openLayer(0, wrapper);
+        LayerMemory memory = backend.openLayer(Caller.inProcess("test"), 0, wrapper);
         opened.add(memory);
         return memory;
     }
