@@ -8,15 +8,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.pegaflow.core.cache.AdmissionPolicy;
+import io.pegaflow.core.device.Caller;
 import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.device.DeviceCopier;
 import io.pegaflow.core.device.LayerMemory;
+import io.pegaflow.core.device.ProcessUid;
 import io.pegaflow.core.device.host.HostDeviceBackend;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
 import io.pegaflow.core.plan.RangePlan;
 import java.time.Duration;
 import java.util.List;
+import java.util.OptionalInt;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -43,8 +46,8 @@ class LayerFenceTest {
         }
 
         @Override
-        public LayerMemory openLayer(int deviceId, byte[] wrapperBytes) {
-            return host.openLayer(deviceId, wrapperBytes);
+        public LayerMemory openLayer(Caller caller, int deviceId, byte[] wrapperBytes) {
+            return host.openLayer(caller, deviceId, wrapperBytes);
         }
 
         @Override
@@ -100,7 +103,8 @@ class LayerFenceTest {
                     new long[] {BLOCKS, BLOCKS},
                     new long[] {BLOCK_BYTES, BLOCK_BYTES},
                     new long[] {0, 0},
-                    new long[] {1, 1}));
+                    new long[] {1, 1},
+                    OptionalInt.of(ProcessUid.current())));
             int[] ids = {7, 0}; // layer_0's last block ends where layer_1's block 0 begins
             for (int layer = 0; layer < 2; layer++) {
                 for (int i = 0; i < ids.length; i++) {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.pegaflow.core.device.ProcessUid;
 import io.pegaflow.core.engine.EngineConfig;
 import io.pegaflow.core.engine.LayerSave;
 import io.pegaflow.core.engine.LeaseLoad;
@@ -27,6 +28,7 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Tag;
@@ -69,7 +71,8 @@ class CudaKernelFailureEngineGpuTest {
                     new long[] {t.n()},
                     new long[] {t.b()},
                     new long[] {t.k()},
-                    new long[] {t.g()}));
+                    new long[] {t.g()},
+                    OptionalInt.of(ProcessUid.current())));
             int[] saved = {3, 1, 4, 5, 9, 2, 6, 8};
             List<byte[]> hashes = new ArrayList<>();
             for (int i = 0; i < saved.length; i++) {
