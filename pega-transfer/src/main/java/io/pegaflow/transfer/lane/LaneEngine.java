@@ -147,7 +147,10 @@ public final class LaneEngine implements TransferEngine, LaneListener {
         checkOpen();
         Connection connection = connections.get(peer);
         if (connection == null || connection.state() != Connection.State.ESTABLISHED) {
-            String last = stats.containsKey(peer) ? stats.get(peer).lastError() : "";
+            TransferException failed = connection == null ? null : connection.failure();
+            String last = failed != null
+                    ? failed.getMessage()
+                    : stats.containsKey(peer) ? stats.get(peer).lastError() : "";
             throw new TransferException(
                     Kind.NOT_CONNECTED,
                     "not connected to " + peer + (last.isEmpty() ? "" : " (last failure: " + last + ")"));
@@ -215,11 +218,12 @@ public final class LaneEngine implements TransferEngine, LaneListener {
         if (!connection.fail(cause)) {
             return;
         }
+        // The cause is recorded before the connection leaves the map: a submit that no longer finds it reports why.
+        statsOf(connection.peer).connectionDropped(cause);
         connections.remove(connection.peer, connection);
         if (cause.kind() != Kind.NOT_CONNECTED && cause.kind() != Kind.CLOSED) {
             LOG.warn("dropping connection to {}: {}", connection.peer, cause.getMessage());
         }
-        statsOf(connection.peer).connectionDropped(cause);
         for (Lane<?> lane : lanes) {
             lane.close(connection);
         }
