@@ -5,10 +5,12 @@ import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.cache.AdmissionPolicy;
 import io.pegaflow.core.cache.TinyLfuAdmission;
 import io.pegaflow.core.device.DeviceBackend;
+import io.pegaflow.core.lease.TransferLockTable;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.tier.BackingTier;
 import io.pegaflow.core.tier.SealedBlockSpill;
 import io.pegaflow.core.tier.TierChain;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -40,6 +42,7 @@ public final class EngineContext {
     private final List<BackingTier> tiers = new ArrayList<>();
     private final List<SealedBlockSpill> spills = new ArrayList<>();
     private final List<BlockIndexListener> indexListeners = new ArrayList<>();
+    private Duration transferLockTimeout = Duration.ofNanos(TransferLockTable.DEFAULT_TIMEOUT_NANOS);
     private TierChain chain;
     private boolean concluded;
 
@@ -81,6 +84,20 @@ public final class EngineContext {
     public EngineContext agents(AgentGroup agents) {
         checkOpen();
         this.agents = agents;
+        return this;
+    }
+
+    /**
+     * How long a transfer lock lives unreleased ({@code pega.rdma.transfer-lock-timeout}); 120 s unless set.
+     *
+     * @throws IllegalArgumentException when not positive
+     */
+    public EngineContext transferLockTimeout(Duration timeout) {
+        checkOpen();
+        if (timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("engine context: transfer lock timeout " + timeout + " (expected: > 0)");
+        }
+        this.transferLockTimeout = timeout;
         return this;
     }
 
@@ -177,6 +194,10 @@ public final class EngineContext {
 
     AgentGroup agents() {
         return agents;
+    }
+
+    Duration transferLockTimeout() {
+        return transferLockTimeout;
     }
 
     TierChain chain() {

@@ -4,6 +4,9 @@ import io.pegaflow.core.agent.AgentGroup;
 import io.pegaflow.core.agent.AgentRunner;
 import io.pegaflow.core.agent.IdleStrategy;
 import io.pegaflow.core.agent.NanoClock;
+import io.pegaflow.core.block.BlockKey;
+import io.pegaflow.core.block.SealedBlock;
+import io.pegaflow.core.block.SlotData;
 import io.pegaflow.core.cache.BlockCache;
 import io.pegaflow.core.cache.EvictedBlocks;
 import io.pegaflow.core.device.DeviceBackend;
@@ -11,6 +14,7 @@ import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.instance.DeviceContext;
 import io.pegaflow.core.instance.Instance;
 import io.pegaflow.core.lease.LeaseTable;
+import io.pegaflow.core.lease.TransferLockTable;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.metrics.EngineMetrics;
 import io.pegaflow.core.tier.PrefetchTable;
@@ -51,6 +55,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
     private final EngineMetrics metrics = new EngineMetrics();
     private final BlockCache cache;
     private final LeaseTable leases;
+    private final TransferLockTable transferLocks;
     private final InstanceRegistry instances = new InstanceRegistry();
     private final SessionTable sessions = new SessionTable();
     private final TierChain tiers;
@@ -73,6 +78,8 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         NanoClock clock = ctx.clock();
         this.cache = new BlockCache(ctx.admission());
         this.leases = new LeaseTable(clock, config.leaseTtl().toNanos());
+        this.transferLocks =
+                new TransferLockTable(clock, ctx.transferLockTimeout().toNanos());
         IndexAnnouncements announcements = new IndexAnnouncements(ctx.indexListeners());
         List<SealedBlockSpill> spills = ctx.spills();
         this.agents = ctx.agents();
@@ -169,6 +176,54 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         queryPath.release(lease);
     }
 
+    /**
+     * QueryBlocksForTransfer (§5.9): looks each hash up in the RAM index (no prefix semantics, misses skipped) and locks
+     * what it found under a new session, so a peer can read the blocks' memory until it releases the session or the
+     * session expires. Whether transfers are configured at all is the adapter's question.
+     */
+    public TransferGrant lockForTransfer(String namespace, List<byte[]> hashes, String requesterId) {
+        ensureOpen();
+        List<BlockKey> keys = new ArrayList<>(hashes.size());
+        for (byte[] h : hashes) {
+            keys.add(new BlockKey(namespace, h));
+        }
+        List<SealedBlock> found = new ArrayList<>(keys.size());
+        List<TransferGrant.Block> described = new ArrayList<>(keys.size());
+        cache.lookupEach(keys, (key, block) -> {
+            found.add(block);
+            described.add(describe(key, block));
+        });
+        String session = transferLocks.lock(requesterId, found.toArray(new SealedBlock[0]));
+        return new TransferGrant(session, TimeUnit.NANOSECONDS.toSeconds(transferLocks.timeoutNanos()), described);
+    }
+
+    private static TransferGrant.Block describe(BlockKey key, SealedBlock block) {
+        List<TransferGrant.Slot> slots = new ArrayList<>(block.slotCount());
+        for (int i = 0; i < block.slotCount(); i++) {
+            SlotData slot = block.slot(i);
+            slots.add(
+                    slot.segments() == 1
+                            ? new TransferGrant.Slot(slot.address(0), slot.length(0), 0, 0)
+                            : new TransferGrant.Slot(slot.address(0), slot.length(0), slot.address(1), slot.length(1)));
+        }
+        return new TransferGrant.Block(key.hash(), slots);
+    }
+
+    /** ReleaseTransferLock (§5.9): always succeeds; the blocks the session held, 0 for an unknown or ended one. */
+    public int releaseTransferLock(String sessionId) {
+        return transferLocks.release(sessionId);
+    }
+
+    /** Ends the transfer locks of a requester that came back as a new incarnation; returns how many. */
+    public int releaseTransferLocksOf(String requesterId) {
+        return transferLocks.releaseRequester(requesterId);
+    }
+
+    /** The transfer-lock table's counters, for metrics and the admin view. */
+    public TransferLockTable.Stats transferLockStats() {
+        return transferLocks.stats();
+    }
+
     /** UnregisterContext (§5.6): drops the instance, its device contexts (after draining) and its leases. */
     public void unregister(String instanceId) {
         if (teardown(instanceId) < 0) {
@@ -234,6 +289,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
     /** Sweeps expired leases and collects stale in-flight blocks and prefetch tasks. Driven by a timer. */
     public void runMaintenance() {
         leases.sweep();
+        transferLocks.sweep();
         long maxAge = config.inflightMaxAge().toNanos();
         prefetch.collect(maxAge);
         try {
@@ -339,6 +395,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         sealer.close(); // no more spills or announcements after this
         tiers.close(); // last first; each waits for its I/O in progress, while the pool is still mapped
         leases.clear();
+        transferLocks.clear();
         EvictedBlocks evicted = cache.evictAll();
         evicted.releaseAll();
         int outstanding = pool.outstandingAllocations();
