@@ -12,6 +12,7 @@ import io.pegaflow.core.instance.LayerRegistration;
 import io.pegaflow.core.lease.LeaseId;
 import io.pegaflow.core.lease.LeaseTable;
 import io.pegaflow.core.load.LoadStateSignal;
+import io.pegaflow.core.metrics.EngineCounter;
 import io.pegaflow.core.metrics.EngineMetrics;
 import io.pegaflow.core.plan.RangePlan;
 import java.util.ArrayList;
@@ -79,7 +80,7 @@ final class LoadPath {
         } catch (RuntimeException e) {
             signal.fail();
             releaseAll(held);
-            metrics.loadFailures.increment();
+            metrics.increment(EngineCounter.LOAD_FAILURES);
             throw e;
         }
     }
@@ -177,13 +178,13 @@ final class LoadPath {
             try {
                 RangePlan plan = plan();
                 copier.copyToDevice(plan);
-                metrics.loadBytes.add(plan.totalBytes());
+                metrics.add(EngineCounter.LOAD_BYTES, plan.totalBytes());
                 metrics.loadDuration().recordNanos(clock.nanoTime() - started);
                 if (!signal.succeed()) {
                     LOG.debug("load state {} vanished before completion was signalled", signal.name());
                 }
             } catch (RuntimeException e) {
-                metrics.loadFailures.increment();
+                metrics.increment(EngineCounter.LOAD_FAILURES);
                 LOG.warn("load on device {} failed: {}", device.deviceId(), e.getMessage());
                 signal.fail();
             } finally {
@@ -196,7 +197,7 @@ final class LoadPath {
         /** The lane stopped before this load ran: the worker is told it failed, the blocks go back. */
         @Override
         public void abandon() {
-            metrics.loadFailures.increment();
+            metrics.increment(EngineCounter.LOAD_FAILURES);
             signal.fail();
             for (SealedBlock block : blocks) {
                 block.release();

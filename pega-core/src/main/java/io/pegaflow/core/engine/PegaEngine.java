@@ -16,7 +16,9 @@ import io.pegaflow.core.instance.Instance;
 import io.pegaflow.core.lease.LeaseTable;
 import io.pegaflow.core.lease.TransferLockTable;
 import io.pegaflow.core.memory.PinnedMemoryPool;
+import io.pegaflow.core.metrics.DurationRecorder;
 import io.pegaflow.core.metrics.EngineMetrics;
+import io.pegaflow.core.metrics.EngineMetricsView;
 import io.pegaflow.core.tier.PrefetchTable;
 import io.pegaflow.core.tier.ReclaimingAllocator;
 import io.pegaflow.core.tier.SealedBlockSpill;
@@ -320,8 +322,18 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
 
     // ---------------------------------------------------------------- views for metrics and the admin surface
 
-    public EngineMetrics metrics() {
+    /** The engine's counters, read-only (the meter binder and the admin API read the same view). */
+    public EngineMetricsView metrics() {
         return metrics;
+    }
+
+    /**
+     * Installs the recorders of the Save and Load durations (the server binds them to its histograms before
+     * traffic starts); {@code null} restores the no-op recorder.
+     */
+    public void bindDurations(DurationRecorder save, DurationRecorder load) {
+        metrics.bindSaveDuration(save);
+        metrics.bindLoadDuration(load);
     }
 
     public PinnedMemoryPool pool() {

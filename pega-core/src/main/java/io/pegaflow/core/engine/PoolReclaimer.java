@@ -4,6 +4,7 @@ import io.pegaflow.core.cache.BlockCache;
 import io.pegaflow.core.cache.EvictedBlocks;
 import io.pegaflow.core.memory.PinnedAllocation;
 import io.pegaflow.core.memory.PinnedMemoryPool;
+import io.pegaflow.core.metrics.EngineCounter;
 import io.pegaflow.core.metrics.EngineMetrics;
 import io.pegaflow.core.tier.ReclaimingAllocator;
 
@@ -75,7 +76,7 @@ final class PoolReclaimer implements ReclaimingAllocator {
                     continue;
                 }
                 if (allocation == null) {
-                    metrics.poolAllocFailures.increment();
+                    metrics.increment(EngineCounter.POOL_ALLOC_FAILURES);
                 }
                 return allocation;
             }
@@ -86,11 +87,11 @@ final class PoolReclaimer implements ReclaimingAllocator {
     long drop(EvictedBlocks evicted) {
         long usedBefore = pool.usedBytes();
         announcements.evicted(evicted.keys());
-        metrics.cacheEvictions.add(evicted.count());
-        metrics.cacheEvictionsStillReferenced.add(evicted.stillReferenced());
+        metrics.add(EngineCounter.CACHE_EVICTIONS, evicted.count());
+        metrics.add(EngineCounter.CACHE_EVICTIONS_STILL_REFERENCED, evicted.stillReferenced());
         evicted.releaseAll();
         long reclaimed = Math.max(0, usedBefore - pool.usedBytes());
-        metrics.cacheEvictionReclaimedBytes.add(reclaimed);
+        metrics.add(EngineCounter.CACHE_EVICTION_RECLAIMED_BYTES, reclaimed);
         return reclaimed;
     }
 }

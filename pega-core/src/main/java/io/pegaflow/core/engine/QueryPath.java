@@ -7,6 +7,7 @@ import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.instance.Instance;
 import io.pegaflow.core.lease.LeaseId;
 import io.pegaflow.core.lease.LeaseTable;
+import io.pegaflow.core.metrics.EngineCounter;
 import io.pegaflow.core.metrics.EngineMetrics;
 import io.pegaflow.core.tier.BackingTier;
 import io.pegaflow.core.tier.PrefetchTable;
@@ -83,8 +84,8 @@ final class QueryPath {
 
     /** Leases the first {@code hits} of {@code blocks} (taking over their references) and counts hits and misses. */
     private QueryOutcome ready(Instance instance, SealedBlock[] blocks, int hits, int requested) {
-        metrics.cacheBlockHits.add(hits);
-        metrics.cacheBlockMisses.add(requested - hits);
+        metrics.add(EngineCounter.CACHE_BLOCK_HITS, hits);
+        metrics.add(EngineCounter.CACHE_BLOCK_MISSES, requested - hits);
         if (hits == 0) {
             return QueryOutcome.MISS;
         }

@@ -10,6 +10,7 @@ import io.pegaflow.core.instance.DeviceContext;
 import io.pegaflow.core.instance.Instance;
 import io.pegaflow.core.instance.LayerRegistration;
 import io.pegaflow.core.memory.PinnedAllocation;
+import io.pegaflow.core.metrics.EngineCounter;
 import io.pegaflow.core.metrics.EngineMetrics;
 import io.pegaflow.core.plan.RangePlan;
 import java.time.Duration;
@@ -165,7 +166,7 @@ final class SavePath {
                 bytes += w.layer.hostSegmentBytes() * (w.layer.isSplit() ? 2L : 1L) * w.count;
             }
             sealer.submit(new SealBatch(namespace, totalSlots, keys, layerSlots, data));
-            metrics.saveBytes.add(bytes);
+            metrics.add(EngineCounter.SAVE_BYTES, bytes);
             metrics.saveDuration().recordNanos(clock.nanoTime() - started);
         } finally {
             // Slots hold their own references now; the save's initial ones go.

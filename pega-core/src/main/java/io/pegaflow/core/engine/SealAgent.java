@@ -11,6 +11,7 @@ import io.pegaflow.core.block.SlotData;
 import io.pegaflow.core.cache.BlockCache;
 import io.pegaflow.core.cache.InsertOutcome;
 import io.pegaflow.core.error.EngineException;
+import io.pegaflow.core.metrics.EngineCounter;
 import io.pegaflow.core.metrics.EngineMetrics;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -201,7 +202,7 @@ final class SealAgent implements Agent, PoolReclaimer.SealBarrier {
             if (parked == null) {
                 if (cache.contains(key)) {
                     // Late duplicate of a resident block: nothing to complete, drop now.
-                    metrics.sealDuplicatesDropped.increment();
+                    metrics.increment(EngineCounter.SEAL_DUPLICATES_DROPPED);
                     releaseKey(batch, k);
                     continue;
                 }
@@ -229,11 +230,11 @@ final class SealAgent implements Agent, PoolReclaimer.SealBarrier {
                 parked.slots[index] = slot;
                 parked.remaining--;
                 parked.footprint += slot.footprintBytes();
-                metrics.inflightBytes.addAndGet(slot.footprintBytes());
+                metrics.addInflightBytes(slot.footprintBytes());
             }
             if (parked.remaining == 0) {
                 inflight.remove(key);
-                metrics.inflightBytes.addAndGet(-parked.footprint);
+                metrics.addInflightBytes(-parked.footprint);
                 sealedKeys.add(key);
                 sealedBlocks.add(new SealedBlock(parked.slots));
             }
@@ -280,12 +281,12 @@ final class SealAgent implements Agent, PoolReclaimer.SealBarrier {
         for (int i = 0; i < outcomes.length; i++) {
             switch (outcomes[i]) {
                 case INSERTED -> {
-                    metrics.cacheInsertions.increment();
+                    metrics.increment(EngineCounter.CACHE_INSERTIONS);
                     insertedKeys.add(keys.get(i));
                     insertedBlocks.add(blocks.get(i));
                 }
                 case REJECTED -> {
-                    metrics.cacheAdmissionRejections.increment();
+                    metrics.increment(EngineCounter.CACHE_ADMISSION_REJECTIONS);
                     blocks.get(i).release();
                 }
                 case ALREADY_EXISTS -> blocks.get(i).release();
@@ -309,7 +310,7 @@ final class SealAgent implements Agent, PoolReclaimer.SealBarrier {
             }
         }
         if (removed > 0) {
-            metrics.inflightGcCleaned.add(removed);
+            metrics.add(EngineCounter.INFLIGHT_GC_CLEANED, removed);
             LOG.warn("dropped {} incomplete blocks older than {} s", removed, maxAgeNanos / 1_000_000_000L);
         }
         return removed;
@@ -321,7 +322,7 @@ final class SealAgent implements Agent, PoolReclaimer.SealBarrier {
                 slot.release();
             }
         }
-        metrics.inflightBytes.addAndGet(-parked.footprint);
+        metrics.addInflightBytes(-parked.footprint);
     }
 
     /** Runs once on stop (or after a failure): completes or releases whatever is still queued and parked. */

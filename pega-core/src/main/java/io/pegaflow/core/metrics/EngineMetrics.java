@@ -1,5 +1,6 @@
 package io.pegaflow.core.metrics;
 
+import java.util.EnumMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -7,38 +8,47 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * The engine's counters, kept as plain adders so the hot paths pay one uncontended add. The server exports them
+ * The engine's counters, kept as plain adders so the hot paths pay one uncontended add. Only the engine's own paths
+ * write them (through the methods below); everyone else gets the {@link EngineMetricsView}. The server exports them
  * with the reference's Prometheus names (see {@code docs/metrics.md}); the core knows nothing about Micrometer.
  *
  * <p>Durations go through {@link DurationRecorder}s that the server installs before traffic starts.
  */
-public final class EngineMetrics {
-    public final LongAdder poolAllocFailures = new LongAdder();
-    public final AtomicLong inflightBytes = new AtomicLong();
-    public final LongAdder inflightGcCleaned = new LongAdder();
-    public final LongAdder cacheBlockHits = new LongAdder();
-    public final LongAdder cacheBlockMisses = new LongAdder();
-    public final LongAdder cacheInsertions = new LongAdder();
-    public final LongAdder cacheAdmissionRejections = new LongAdder();
-    public final LongAdder cacheEvictions = new LongAdder();
-    public final LongAdder cacheEvictionsStillReferenced = new LongAdder();
-    public final LongAdder cacheEvictionReclaimedBytes = new LongAdder();
-    public final LongAdder saveBytes = new LongAdder();
-    public final LongAdder loadBytes = new LongAdder();
-    public final LongAdder loadFailures = new LongAdder();
-    /** Ours: saves of already-sealed blocks dropped at sealing instead of leaking an inflight entry. */
-    public final LongAdder sealDuplicatesDropped = new LongAdder();
+public final class EngineMetrics implements EngineMetricsView {
+    /** Filled once here and never changed, so reads need no lock (an EnumMap is an array indexed by the key). */
+    private final Map<EngineCounter, LongAdder> counters = new EnumMap<>(EngineCounter.class);
+
+    private final AtomicLong inflightBytes = new AtomicLong();
 
     /** Requested blocks by the tier that answered them: ram, each backing tier's name, miss. */
     private final Map<String, LongAdder> tierRequests = new ConcurrentHashMap<>();
 
     private volatile DurationRecorder saveDuration = DurationRecorder.NOOP;
+    private volatile DurationRecorder loadDuration = DurationRecorder.NOOP;
 
     public EngineMetrics() {
+        for (EngineCounter c : EngineCounter.values()) {
+            counters.put(c, new LongAdder());
+        }
         // The series a dashboard expects exist from the start, even before (or without) that tier.
         for (String tier : new String[] {"ram", "ssd", "rdma", "miss"}) {
             tierRequests.put(tier, new LongAdder());
         }
+    }
+
+    /** Adds one to {@code counter}. */
+    public void increment(EngineCounter counter) {
+        counters.get(counter).increment();
+    }
+
+    /** Adds {@code n} (never negative: these are counters) to {@code counter}. */
+    public void add(EngineCounter counter, long n) {
+        counters.get(counter).add(n);
+    }
+
+    /** Moves the inflight level by {@code delta} bytes (positive when a save parks memory, negative when it leaves). */
+    public void addInflightBytes(long delta) {
+        inflightBytes.addAndGet(delta);
     }
 
     /** Counts {@code blocks} requested blocks answered by {@code tier} (one query decision's share). */
@@ -46,18 +56,26 @@ public final class EngineMetrics {
         tierRequests.computeIfAbsent(tier, t -> new LongAdder()).add(blocks);
     }
 
-    /** Requested blocks answered by {@code tier} so far (0 for a tier never seen). */
+    @Override
+    public long count(EngineCounter counter) {
+        return counters.get(counter).sum();
+    }
+
+    @Override
+    public long inflightBytes() {
+        return inflightBytes.get();
+    }
+
+    @Override
     public long tierRequests(String tier) {
         LongAdder a = tierRequests.get(tier);
         return a == null ? 0 : a.sum();
     }
 
-    /** The tiers counted so far, in no particular order. */
+    @Override
     public Set<String> tierNames() {
         return Set.copyOf(tierRequests.keySet());
     }
-
-    private volatile DurationRecorder loadDuration = DurationRecorder.NOOP;
 
     public DurationRecorder saveDuration() {
         return saveDuration;
@@ -68,10 +86,10 @@ public final class EngineMetrics {
     }
 
     public void bindSaveDuration(DurationRecorder recorder) {
-        this.saveDuration = recorder;
+        this.saveDuration = recorder == null ? DurationRecorder.NOOP : recorder;
     }
 
     public void bindLoadDuration(DurationRecorder recorder) {
-        this.loadDuration = recorder;
+        this.loadDuration = recorder == null ? DurationRecorder.NOOP : recorder;
     }
 }

@@ -33,7 +33,7 @@ public final class SsdBackingTier implements BackingTier {
         }
         this.store = store;
         this.maxPrefetchBlocks = maxPrefetchBlocks;
-        this.reserved = store.metrics().prefetchReserved;
+        this.reserved = store.metricsCells().prefetchReservedCell();
     }
 
     public SsdStore store() {
@@ -63,7 +63,7 @@ public final class SsdBackingTier implements BackingTier {
         }
         int granted = reserve(found);
         if (granted < found) {
-            store.metrics().prefetchBackpressureBlocks.add(found - granted);
+            store.metricsCells().add(SsdCounter.PREFETCH_BACKPRESSURE_BLOCKS, found - granted);
         }
         if (granted == 0) {
             return CompletableFuture.completedFuture(List.of());

@@ -96,10 +96,10 @@ final class SsdReader implements Agent {
             return CompletableFuture.completedFuture(List.of());
         }
         Batch batch = new Batch(entries, allocator, clock.nanoTime());
-        metrics.prefetchQueuePending.addAndGet(n);
+        metrics.addGauge(SsdGauge.PREFETCH_QUEUE_PENDING, n);
         if (queue.offer(new Prefetch(batch)) != CommandQueue.Offer.ACCEPTED) {
-            metrics.prefetchQueuePending.addAndGet(-n);
-            metrics.prefetchQueueFull.add(n);
+            metrics.addGauge(SsdGauge.PREFETCH_QUEUE_PENDING, -n);
+            metrics.add(SsdCounter.PREFETCH_QUEUE_FULL, n);
             return CompletableFuture.completedFuture(List.of());
         }
         return batch.done;
@@ -111,7 +111,7 @@ final class SsdReader implements Agent {
     }
 
     private void take(Prefetch p) {
-        metrics.prefetchQueuePending.addAndGet(-p.batch().entries.size());
+        metrics.addGauge(SsdGauge.PREFETCH_QUEUE_PENDING, -p.batch().entries.size());
         try {
             dispatch(p.batch());
         } catch (RuntimeException e) {
@@ -136,15 +136,15 @@ final class SsdReader implements Agent {
             if (allocation == null) {
                 // The result is a prefix: nothing after the first block without memory is worth reading.
                 stop = true;
-                metrics.prefetchFailures.increment();
+                metrics.increment(SsdCounter.PREFETCH_FAILURES);
                 finishOne(batch, i, null);
                 continue;
             }
-            metrics.prefetchInflight.incrementAndGet();
+            metrics.addGauge(SsdGauge.PREFETCH_INFLIGHT, 1);
             if (!io.submit(new Read(batch, i, entry, allocation), () -> closed)) {
                 allocation.release();
-                metrics.prefetchInflight.decrementAndGet();
-                metrics.prefetchFailures.increment();
+                metrics.addGauge(SsdGauge.PREFETCH_INFLIGHT, -1);
+                metrics.increment(SsdCounter.PREFETCH_FAILURES);
                 stop = true;
                 finishOne(batch, i, null);
             }
@@ -177,8 +177,8 @@ final class SsdReader implements Agent {
                 return; // the ring reused the entry while it was read: the bytes may be a mix
             }
             block = entry.layout.rebuild(allocation);
-            metrics.prefetchBlocks.increment();
-            metrics.prefetchBytes.add(length);
+            metrics.increment(SsdCounter.PREFETCH_BLOCKS);
+            metrics.add(SsdCounter.PREFETCH_BYTES, length);
         } catch (SsdIoException e) {
             store.onIoError(entry.shard, e);
         } catch (RuntimeException e) {
@@ -186,9 +186,9 @@ final class SsdReader implements Agent {
         } finally {
             allocation.release(); // the rebuilt block's slots hold their own references
             if (block == null) {
-                metrics.prefetchFailures.increment();
+                metrics.increment(SsdCounter.PREFETCH_FAILURES);
             }
-            metrics.prefetchInflight.decrementAndGet();
+            metrics.addGauge(SsdGauge.PREFETCH_INFLIGHT, -1);
             io.done();
             finishOne(batch, slot, block);
         }
@@ -197,8 +197,8 @@ final class SsdReader implements Agent {
     /** A read a dead worker left queued: no bytes, the memory goes back, the batch learns of a gap. */
     private void abandon(Batch batch, int slot, PinnedAllocation allocation) {
         allocation.release();
-        metrics.prefetchFailures.increment();
-        metrics.prefetchInflight.decrementAndGet();
+        metrics.increment(SsdCounter.PREFETCH_FAILURES);
+        metrics.addGauge(SsdGauge.PREFETCH_INFLIGHT, -1);
         io.done();
         finishOne(batch, slot, null);
     }
@@ -226,7 +226,7 @@ final class SsdReader implements Agent {
     @Override
     public void onClose() {
         for (Prefetch p : queue.close()) {
-            metrics.prefetchQueuePending.addAndGet(-p.batch().entries.size());
+            metrics.addGauge(SsdGauge.PREFETCH_QUEUE_PENDING, -p.batch().entries.size());
             p.batch().done.complete(List.of());
         }
     }

@@ -5,6 +5,7 @@ import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.SealedBlock;
 import io.pegaflow.core.memory.PinnedAllocation;
+import io.pegaflow.core.metrics.DurationRecorder;
 import io.pegaflow.core.tier.SealedBlockSpill;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -66,8 +67,8 @@ public final class SsdStore implements SealedBlockSpill, AutoCloseable {
             }
             int mapped = index.restore(shard, o.entries(), o.head());
             int expired = o.entries().size() - mapped;
-            metrics.recoveredEntries.add(mapped);
-            metrics.recoveryDroppedEntries.add(o.dropped() + expired);
+            metrics.add(SsdCounter.RECOVERED_ENTRIES, mapped);
+            metrics.add(SsdCounter.RECOVERY_DROPPED_ENTRIES, o.dropped() + expired);
             if (o.formatReason() != null) {
                 LOG.info(
                         "SSD shard {} at {}: formatted ({}), ring {} bytes",
@@ -175,8 +176,19 @@ public final class SsdStore implements SealedBlockSpill, AutoCloseable {
         return index.size();
     }
 
-    public SsdMetrics metrics() {
+    /** The tier's counters and levels, read-only (the meter binder and the admin API read the same view). */
+    public SsdMetricsView metrics() {
         return metrics;
+    }
+
+    /** The writable counters, for this package's writers and the backing tier's prefetch budget. */
+    SsdMetrics metricsCells() {
+        return metrics;
+    }
+
+    /** Installs the recorder of the prefetch duration (the server binds its histogram before traffic starts). */
+    public void bindPrefetchDuration(DurationRecorder recorder) {
+        metrics.bindPrefetchDuration(recorder);
     }
 
     public SsdConfig config() {

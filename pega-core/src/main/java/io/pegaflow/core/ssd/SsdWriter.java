@@ -89,10 +89,10 @@ final class SsdWriter implements Agent {
         if (closed || n == 0) {
             return;
         }
-        metrics.writeQueuePending.addAndGet(n);
+        metrics.addGauge(SsdGauge.WRITE_QUEUE_PENDING, n);
         if (queue.offer(new Batch(List.copyOf(keys), List.copyOf(blocks))) != CommandQueue.Offer.ACCEPTED) {
-            metrics.writeQueuePending.addAndGet(-n);
-            metrics.writeQueueFull.add(n);
+            metrics.addGauge(SsdGauge.WRITE_QUEUE_PENDING, -n);
+            metrics.add(SsdCounter.WRITE_QUEUE_FULL, n);
         }
     }
 
@@ -130,7 +130,7 @@ final class SsdWriter implements Agent {
 
     private void write(Batch batch) {
         int n = batch.keys().size();
-        metrics.writeQueuePending.addAndGet(-n);
+        metrics.addGauge(SsdGauge.WRITE_QUEUE_PENDING, -n);
         store.checkFiles();
         List<BlockKey> keys = new ArrayList<>(n);
         List<SealedBlock> held = new ArrayList<>(n);
@@ -139,7 +139,7 @@ final class SsdWriter implements Agent {
         for (int i = 0; i < n; i++) {
             SealedBlock block = batch.blocks().get(i);
             if (!block.tryRetain()) {
-                metrics.writeSkippedFreed.increment();
+                metrics.increment(SsdCounter.WRITE_SKIPPED_FREED);
                 continue;
             }
             SlotLayout layout = SlotLayout.of(block);
@@ -165,7 +165,7 @@ final class SsdWriter implements Agent {
                 block.release();
                 continue;
             }
-            metrics.writeInflight.incrementAndGet();
+            metrics.addGauge(SsdGauge.WRITE_INFLIGHT, 1);
             if (!io.submit(new Write(entry, block), () -> closed)) {
                 finish(entry, block, false); // stopping: the entry is given up, the reference goes back
             }
@@ -176,7 +176,7 @@ final class SsdWriter implements Agent {
         boolean ok = false;
         try {
             if (!index.isLive(entry)) {
-                metrics.writeOverwritten.increment();
+                metrics.increment(SsdCounter.WRITE_OVERWRITTEN);
                 return;
             }
             IoScratch s = scratch.get();
@@ -220,13 +220,13 @@ final class SsdWriter implements Agent {
             writeIovecs(entry, iov, iovs);
             entry.payloadCrc = payloadCrc;
             entry.shard.bytesWritten.add(entry.totalBytes());
-            metrics.writeBytes.add(entry.totalBytes());
+            metrics.add(SsdCounter.WRITE_BYTES, entry.totalBytes());
             ok = true;
         } catch (SsdIoException e) {
-            metrics.writeFailures.increment();
+            metrics.increment(SsdCounter.WRITE_FAILURES);
             store.onIoError(entry.shard, e);
         } catch (RuntimeException e) {
-            metrics.writeFailures.increment();
+            metrics.increment(SsdCounter.WRITE_FAILURES);
             SsdStore.LOG.error("SSD write of {} failed", entry, e);
         } finally {
             done(entry, block, ok);
@@ -266,13 +266,13 @@ final class SsdWriter implements Agent {
         try {
             boolean committed = index.commit(entry, ok);
             if (committed) {
-                metrics.writeBlocks.increment();
+                metrics.increment(SsdCounter.WRITE_BLOCKS);
             } else if (ok) {
-                metrics.writeOverwritten.increment();
+                metrics.increment(SsdCounter.WRITE_OVERWRITTEN);
             }
         } finally {
             block.release();
-            metrics.writeInflight.decrementAndGet();
+            metrics.addGauge(SsdGauge.WRITE_INFLIGHT, -1);
         }
     }
 
@@ -282,7 +282,7 @@ final class SsdWriter implements Agent {
             if (command instanceof Flush flush) {
                 flush.done().complete(null);
             } else if (command instanceof Batch batch) {
-                metrics.writeQueuePending.addAndGet(-batch.keys().size());
+                metrics.addGauge(SsdGauge.WRITE_QUEUE_PENDING, -batch.keys().size());
             }
         }
     }

@@ -4,7 +4,7 @@
  *
  * <p>Public API: {@link io.pegaflow.core.ssd.SsdStore} (open, offer, flush, readPrefix, status, close),
  * which is also the engine's spill, {@link io.pegaflow.core.ssd.SsdBackingTier} (the engine's backing tier, with the
- * {@code max-prefetch-blocks} budget), {@link io.pegaflow.core.ssd.SsdConfig}, {@link io.pegaflow.core.ssd.SsdMetrics},
+ * {@code max-prefetch-blocks} budget), {@link io.pegaflow.core.ssd.SsdConfig}, {@link io.pegaflow.core.ssd.SsdMetricsView},
  * {@link io.pegaflow.core.ssd.ShardStatus} and {@link io.pegaflow.core.ssd.SsdErrorKind}. Everything else is
  * package-private: the on-disk layouts ({@code ShardLayoutDescriptor}, {@code EntryDescriptor}, {@code SlotLayout}),
  * the index and rings ({@code SsdIndex}, {@code SsdShard}, {@code SsdEntry}), recovery ({@code ShardRecovery}), the

@@ -5,6 +5,7 @@ import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.SealedBlock;
 import io.pegaflow.core.cache.BlockCache;
 import io.pegaflow.core.cache.InsertOutcome;
+import io.pegaflow.core.metrics.EngineCounter;
 import io.pegaflow.core.metrics.EngineMetrics;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -115,7 +116,7 @@ public final class PrefetchTable {
                 if (outcomes[i] != InsertOutcome.INSERTED) {
                     fetched.get(i).release();
                 } else {
-                    metrics.cacheInsertions.increment();
+                    metrics.increment(EngineCounter.CACHE_INSERTIONS);
                 }
             }
             ready.addAll(fetched);

@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pegaflow.core.device.ProcessUid;
 import io.pegaflow.core.engine.EngineHarness.Worker;
+import io.pegaflow.core.metrics.EngineCounter;
 import java.time.Duration;
 import java.util.List;
 import java.util.OptionalInt;
@@ -58,7 +59,7 @@ class InflightGcTest {
         engine.flushSeals();
 
         assertThat(w.query(hashes(1, BLOCKS), "partial").hitBlocks()).isZero();
-        assertThat(engine.metrics().inflightBytes.get()).isEqualTo((long) BLOCKS * BLOCK_BYTES);
+        assertThat(engine.metrics().inflightBytes()).isEqualTo((long) BLOCKS * BLOCK_BYTES);
         engine.cleanupMemory();
         assertThat(engine.pool().outstandingAllocations())
                 .as("held by the in-flight entries")
@@ -66,15 +67,13 @@ class InflightGcTest {
 
         harness.advance(Duration.ofSeconds(299));
         engine.runMaintenance();
-        assertThat(engine.metrics().inflightBytes.get())
-                .as("not old enough yet")
-                .isPositive();
+        assertThat(engine.metrics().inflightBytes()).as("not old enough yet").isPositive();
 
         harness.advance(Duration.ofSeconds(2));
         engine.runMaintenance();
 
-        assertThat(engine.metrics().inflightGcCleaned.sum()).isEqualTo(BLOCKS);
-        assertThat(engine.metrics().inflightBytes.get()).isZero();
+        assertThat(engine.metrics().count(EngineCounter.INFLIGHT_GC_CLEANED)).isEqualTo(BLOCKS);
+        assertThat(engine.metrics().inflightBytes()).isZero();
         assertThat(engine.pool().outstandingAllocations()).isZero();
     }
 }

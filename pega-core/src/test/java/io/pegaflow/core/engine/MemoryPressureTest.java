@@ -10,6 +10,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.pegaflow.core.engine.EngineHarness.Worker;
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.memory.PoolConfig;
+import io.pegaflow.core.metrics.EngineCounter;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -94,7 +95,7 @@ class MemoryPressureTest {
 
         assertThat(hits(rounds - 1)).isEqualTo(BATCH);
         assertThat(hits(0)).as("the oldest round was evicted").isZero();
-        assertThat(engine.metrics().cacheEvictions.sum()).isPositive();
+        assertThat(engine.metrics().count(EngineCounter.CACHE_EVICTIONS)).isPositive();
         assertThat(engine.cache().residentBytes()).isLessThanOrEqualTo(MIB);
     }
 
@@ -160,14 +161,14 @@ class MemoryPressureTest {
             assertThat(leased.hitBlocks()).isEqualTo(BATCH);
             leases.add(leased.lease());
         }
-        long failuresBefore = engine.metrics().poolAllocFailures.sum();
+        long failuresBefore = engine.metrics().count(EngineCounter.POOL_ALLOC_FAILURES);
 
         assertThatThrownBy(() -> saveRound(99)).isInstanceOfSatisfying(EngineException.class, e -> {
             assertThat(e.kind()).isEqualTo(EngineException.Kind.INTERNAL);
             assertThat(e.getMessage())
                     .isEqualTo("storage error: pinned pool exhausted while allocating contiguous block buffer");
         });
-        assertThat(engine.metrics().poolAllocFailures.sum()).isGreaterThan(failuresBefore);
+        assertThat(engine.metrics().count(EngineCounter.POOL_ALLOC_FAILURES)).isGreaterThan(failuresBefore);
         for (int round = 0; round < leases.size(); round++) {
             assertThat(hits(round)).as("leased round %d stays resident", round).isEqualTo(BATCH);
         }

@@ -16,6 +16,7 @@ import io.pegaflow.core.engine.QueryOutcome;
 import io.pegaflow.core.engine.RegisterCommand;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
+import io.pegaflow.core.metrics.EngineCounter;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -214,7 +215,7 @@ class SsdEngineTest {
 
         assertThat(w.snapshot()).isEqualTo(original);
         assertThat(engine.metrics().tierRequests("ssd")).isEqualTo(BLOCKS);
-        assertThat(store.metrics().prefetchBlocks.sum()).isEqualTo(BLOCKS);
+        assertThat(store.metrics().count(SsdCounter.PREFETCH_BLOCKS)).isEqualTo(BLOCKS);
         assertThat(store.shardStatus()).allSatisfy(s -> assertThat(s.entries()).isEqualTo(2));
         // The fetched blocks went into RAM: the next query hits at once without SSD.
         QueryOutcome again = engine.queryPrefetch(w.instance, hashes, "req-2");
@@ -302,8 +303,7 @@ class SsdEngineTest {
         saveToSsdAndEvict(a, hashes, 0, 1, 2, 3);
 
         assertThat(engine.queryPrefetch(a.instance, hashes, "req").loading()).isTrue();
-        await().atMost(Duration.ofSeconds(10))
-                .until(() -> store.metrics().prefetchBlocks.sum() == BLOCKS);
+        await().atMost(Duration.ofSeconds(10)).until(() -> store.metrics().count(SsdCounter.PREFETCH_BLOCKS) == BLOCKS);
 
         // Same req_id, other instance: its own task, not instance a's result.
         assertThat(engine.queryPrefetch(b.instance, hashes, "req").loading()).isTrue();
@@ -328,8 +328,9 @@ class SsdEngineTest {
 
         QueryOutcome ready = w.queryUntilReady(hashes, "req");
         assertThat(ready.hitBlocks()).isEqualTo(2);
-        assertThat(store.metrics().prefetchBackpressureBlocks.sum()).isEqualTo(2);
-        assertThat(store.metrics().prefetchReserved.get()).isZero();
+        assertThat(store.metrics().count(SsdCounter.PREFETCH_BACKPRESSURE_BLOCKS))
+                .isEqualTo(2);
+        assertThat(store.metrics().gauge(SsdGauge.PREFETCH_RESERVED)).isZero();
         engine.release(ready.lease());
     }
 
@@ -343,19 +344,19 @@ class SsdEngineTest {
         files.forEach(f -> f.readGate = gate);
 
         assertThat(engine.queryPrefetch(w.instance, hashes, "slow").loading()).isTrue(); // reserves 3, reads stall
-        await().atMost(Duration.ofSeconds(5))
-                .until(() -> store.metrics().prefetchReserved.get() == 3);
+        await().atMost(Duration.ofSeconds(5)).until(() -> store.metrics().gauge(SsdGauge.PREFETCH_RESERVED) == 3);
         QueryOutcome starved = w.queryUntilReady(hashes, "other");
         assertThat(starved.hitBlocks())
                 .as("no budget left: the SSD part is skipped")
                 .isZero();
-        assertThat(store.metrics().prefetchBackpressureBlocks.sum()).isEqualTo(1 + BLOCKS);
+        assertThat(store.metrics().count(SsdCounter.PREFETCH_BACKPRESSURE_BLOCKS))
+                .isEqualTo(1 + BLOCKS);
 
         gate.countDown();
         QueryOutcome slow = w.queryUntilReady(hashes, "slow");
         assertThat(slow.hitBlocks()).isEqualTo(3);
         engine.release(slow.lease());
-        assertThat(store.metrics().prefetchReserved.get()).isZero();
+        assertThat(store.metrics().gauge(SsdGauge.PREFETCH_RESERVED)).isZero();
     }
 
     @Test
@@ -376,6 +377,6 @@ class SsdEngineTest {
         assertThat(ready.hitBlocks()).isEqualTo(BLOCKS);
         w.load(ready, 0, 1, 2, 3);
         assertThat(w.snapshot()).isEqualTo(original);
-        assertThat(engine.metrics().cacheEvictions.sum()).isPositive();
+        assertThat(engine.metrics().count(EngineCounter.CACHE_EVICTIONS)).isPositive();
     }
 }

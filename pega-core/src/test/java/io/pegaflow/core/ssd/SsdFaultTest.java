@@ -115,7 +115,7 @@ class SsdFaultTest {
 
         write(2, 2); // key 2 goes to shard 0 and fails
         assertShard0Down(kind);
-        assertThat(store.metrics().writeFailures.sum()).isEqualTo(1);
+        assertThat(store.metrics().count(SsdCounter.WRITE_FAILURES)).isEqualTo(1);
         assertThat(store.readablePrefix(List.of(key(0))))
                 .as("shard 0's entries now miss")
                 .isZero();
@@ -136,7 +136,7 @@ class SsdFaultTest {
                 .as("the first key is on the failed shard")
                 .isEmpty();
         assertShard0Down(kind);
-        assertThat(store.metrics().prefetchFailures.sum()).isEqualTo(1);
+        assertThat(store.metrics().count(SsdCounter.PREFETCH_FAILURES)).isEqualTo(1);
         assertShard1Serves(before);
     }
 
@@ -192,6 +192,6 @@ class SsdFaultTest {
         assertThat(store.shardStatus()).noneMatch(ShardStatus::healthy);
         assertThat(store.entryCount()).isZero();
         write(4, 2); // nothing to write to: dropped quietly
-        assertThat(store.metrics().writeFailures.sum()).isEqualTo(2);
+        assertThat(store.metrics().count(SsdCounter.WRITE_FAILURES)).isEqualTo(2);
     }
 }

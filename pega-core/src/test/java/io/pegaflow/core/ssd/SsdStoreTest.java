@@ -128,8 +128,8 @@ class SsdStoreTest {
             SsdFixtures.releaseAll(got);
             SsdFixtures.releaseAll(shapes);
         }
-        assertThat(store.metrics().writeBlocks.sum()).isEqualTo(5);
-        assertThat(store.metrics().prefetchBlocks.sum()).isEqualTo(5);
+        assertThat(store.metrics().count(SsdCounter.WRITE_BLOCKS)).isEqualTo(5);
+        assertThat(store.metrics().count(SsdCounter.PREFETCH_BLOCKS)).isEqualTo(5);
     }
 
     @Test
@@ -226,8 +226,8 @@ class SsdStoreTest {
 
         SsdStore again = open(2, MIB);
         assertThat(again.entryCount()).isEqualTo(5);
-        assertThat(again.metrics().recoveredEntries.sum()).isEqualTo(5);
-        assertThat(again.metrics().recoveryDroppedEntries.sum()).isZero();
+        assertThat(again.metrics().count(SsdCounter.RECOVERED_ENTRIES)).isEqualTo(5);
+        assertThat(again.metrics().count(SsdCounter.RECOVERY_DROPPED_ENTRIES)).isZero();
         assertReads(again, keys, expected);
     }
 
@@ -242,7 +242,7 @@ class SsdStoreTest {
 
         SsdStore again = open(1, MIB);
         assertThat(again.entryCount()).isEqualTo(2);
-        assertThat(again.metrics().recoveryDroppedEntries.sum()).isEqualTo(1);
+        assertThat(again.metrics().count(SsdCounter.RECOVERY_DROPPED_ENTRIES)).isEqualTo(1);
         assertReads(again, keys, expected.subList(0, 1));
         assertReads(again, List.of(key(2)), expected.subList(2, 3));
     }
@@ -333,7 +333,7 @@ class SsdStoreTest {
         store.offer(List.of(key(0)), List.of(a));
         get(store.flush());
 
-        assertThat(store.metrics().writeBlocks.sum()).isEqualTo(1);
+        assertThat(store.metrics().count(SsdCounter.WRITE_BLOCKS)).isEqualTo(1);
         assertThat(store.shardStatus().get(0).bytesWritten()).isEqualTo(ENTRY_2K);
         List<byte[]> expected = List.of(bytesOf(a));
         a.release();
@@ -353,11 +353,9 @@ class SsdStoreTest {
         SealedBlock second = fx.block(2, 1, KIB);
         SealedBlock third = fx.block(3, 1, KIB);
         store.offer(List.of(key(1)), List.of(first)); // its write stalls
-        await().atMost(Duration.ofSeconds(5))
-                .until(() -> store.metrics().writeInflight.get() == 1);
+        await().atMost(Duration.ofSeconds(5)).until(() -> store.metrics().gauge(SsdGauge.WRITE_INFLIGHT) == 1);
         store.offer(List.of(key(2)), List.of(second)); // taken; the dispatcher waits for the write slot
-        await().atMost(Duration.ofSeconds(5))
-                .until(() -> store.metrics().writeQueuePending.get() == 0);
+        await().atMost(Duration.ofSeconds(5)).until(() -> store.metrics().gauge(SsdGauge.WRITE_QUEUE_PENDING) == 0);
         store.offer(List.of(key(3)), List.of(third)); // waits in the queue
         third.release(); // evicted from RAM before the writer got to it
 
@@ -365,8 +363,8 @@ class SsdStoreTest {
         get(store.flush());
         first.release();
         second.release();
-        assertThat(store.metrics().writeSkippedFreed.sum()).isEqualTo(1);
-        assertThat(store.metrics().writeBlocks.sum()).isEqualTo(2);
+        assertThat(store.metrics().count(SsdCounter.WRITE_SKIPPED_FREED)).isEqualTo(1);
+        assertThat(store.metrics().count(SsdCounter.WRITE_BLOCKS)).isEqualTo(2);
         assertThat(store.readablePrefix(List.of(key(3)))).isZero();
     }
 
@@ -383,16 +381,14 @@ class SsdStoreTest {
             blocks.add(fx.block(i, 1, KIB));
         }
         store.offer(List.of(key(0)), List.of(blocks.get(0))); // taken, its write stalls
-        await().atMost(Duration.ofSeconds(5))
-                .until(() -> store.metrics().writeInflight.get() == 1);
+        await().atMost(Duration.ofSeconds(5)).until(() -> store.metrics().gauge(SsdGauge.WRITE_INFLIGHT) == 1);
         store.offer(List.of(key(1)), List.of(blocks.get(1))); // taken, the dispatcher waits for a write slot
-        await().atMost(Duration.ofSeconds(5))
-                .until(() -> store.metrics().writeQueuePending.get() == 0);
+        await().atMost(Duration.ofSeconds(5)).until(() -> store.metrics().gauge(SsdGauge.WRITE_QUEUE_PENDING) == 0);
         store.offer(List.of(key(2)), List.of(blocks.get(2))); // queued
         store.offer(List.of(key(3)), List.of(blocks.get(3))); // queue full: dropped
 
-        assertThat(store.metrics().writeQueueFull.sum()).isEqualTo(1);
-        assertThat(store.metrics().writeQueuePending.get()).isEqualTo(1);
+        assertThat(store.metrics().count(SsdCounter.WRITE_QUEUE_FULL)).isEqualTo(1);
+        assertThat(store.metrics().gauge(SsdGauge.WRITE_QUEUE_PENDING)).isEqualTo(1);
         gate.countDown();
         get(store.flush());
         SsdFixtures.releaseAll(blocks);

@@ -244,7 +244,7 @@ public final class SsdThroughputBenchmark {
             int batch = 8;
             long started = System.nanoTime();
             for (int from = 0; from < count; from += batch) {
-                while (store.metrics().writeQueuePending.get() >= 4L * batch) {
+                while (store.metrics().gauge(SsdGauge.WRITE_QUEUE_PENDING) >= 4L * batch) {
                     // Coarse: a tight poll would take a core from the writer's checksums on a small machine.
                     LockSupport.parkNanos(250_000);
                 }
@@ -257,10 +257,10 @@ public final class SsdThroughputBenchmark {
             }
             store.flush().join();
             double writeSeconds = (System.nanoTime() - started) / 1e9;
-            if (store.metrics().writeQueueFull.sum() != 0
-                    || store.metrics().writeBlocks.sum() != count) {
+            if (store.metrics().count(SsdCounter.WRITE_QUEUE_FULL) != 0
+                    || store.metrics().count(SsdCounter.WRITE_BLOCKS) != count) {
                 throw new IllegalStateException(
-                        "dropped writes: " + store.metrics().writeQueueFull.sum());
+                        "dropped writes: " + store.metrics().count(SsdCounter.WRITE_QUEUE_FULL));
             }
 
             int readBatch = 16;

@@ -4,10 +4,13 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.pegaflow.core.engine.PegaEngine;
-import io.pegaflow.core.metrics.EngineMetrics;
+import io.pegaflow.core.metrics.EngineCounter;
+import io.pegaflow.core.metrics.EngineMetricsView;
 import io.pegaflow.core.ssd.ShardStatus;
+import io.pegaflow.core.ssd.SsdCounter;
 import io.pegaflow.core.ssd.SsdErrorKind;
-import io.pegaflow.core.ssd.SsdMetrics;
+import io.pegaflow.core.ssd.SsdGauge;
+import io.pegaflow.core.ssd.SsdMetricsView;
 import io.pegaflow.core.ssd.SsdStore;
 import io.pegaflow.edge.metrics.CatalogMeters;
 import io.pegaflow.server.internode.MetaserverClient;
@@ -15,8 +18,6 @@ import io.pegaflow.server.internode.MetaserverClientStats;
 import java.util.Optional;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -42,17 +43,17 @@ public final class ServerMeterBinder implements MeterBinder {
         CatalogMeters meters = new CatalogMeters(registry);
         engine.ifPresent(e -> {
             bindPoolAndCache(meters, e);
-            bindDataPath(meters, e.metrics());
+            bindDataPath(meters, e);
         });
         ssd.ifPresent(store -> {
             bindSsdShards(meters, store);
-            bindSsdStore(meters, store.metrics());
+            bindSsdStore(meters, store);
         });
         metaserverClient.ifPresent(stats -> bindMetaserverClient(meters, stats));
     }
 
     private static void bindPoolAndCache(CatalogMeters m, PegaEngine engine) {
-        EngineMetrics c = engine.metrics();
+        EngineMetricsView c = engine.metrics();
         m.gauge(ServerMetric.PEGAFLOW_POOL_CAPACITY_BYTES, engine, e -> e.pool().capacityBytes());
         m.gauge(ServerMetric.PEGAFLOW_POOL_USED_BYTES, engine, e -> e.pool().usedBytes());
         m.gauge(
@@ -63,7 +64,7 @@ public final class ServerMeterBinder implements MeterBinder {
                 ServerMetric.PEGAFLOW_POOL_OUTSTANDING_ALLOCATIONS,
                 engine,
                 e -> e.pool().outstandingAllocations());
-        count(m, ServerMetric.PEGAFLOW_POOL_ALLOC_FAILURES, c.poolAllocFailures);
+        count(m, ServerMetric.PEGAFLOW_POOL_ALLOC_FAILURES, c, EngineCounter.POOL_ALLOC_FAILURES);
         m.gauge(
                 ServerMetric.PEGAFLOW_CACHE_RESIDENT_BYTES,
                 engine,
@@ -72,32 +73,37 @@ public final class ServerMeterBinder implements MeterBinder {
                 ServerMetric.PEGAFLOW_CACHE_RESIDENT_BLOCKS,
                 engine,
                 e -> e.cache().size());
-        count(m, ServerMetric.PEGAFLOW_CACHE_BLOCK_HITS, c.cacheBlockHits);
-        count(m, ServerMetric.PEGAFLOW_CACHE_BLOCK_MISSES, c.cacheBlockMisses);
+        count(m, ServerMetric.PEGAFLOW_CACHE_BLOCK_HITS, c, EngineCounter.CACHE_BLOCK_HITS);
+        count(m, ServerMetric.PEGAFLOW_CACHE_BLOCK_MISSES, c, EngineCounter.CACHE_BLOCK_MISSES);
         for (String tier : new TreeSet<>(c.tierNames())) {
             m.countOf(ServerMetric.PEGAFLOW_CACHE_TIER_BLOCK_REQUESTS, c, counts -> counts.tierRequests(tier), tier);
         }
-        count(m, ServerMetric.PEGAFLOW_CACHE_BLOCK_INSERTIONS, c.cacheInsertions);
-        count(m, ServerMetric.PEGAFLOW_CACHE_BLOCK_ADMISSION_REJECTIONS, c.cacheAdmissionRejections);
-        count(m, ServerMetric.PEGAFLOW_CACHE_BLOCK_EVICTIONS, c.cacheEvictions);
-        count(m, ServerMetric.PEGAFLOW_CACHE_BLOCK_EVICTIONS_STILL_REFERENCED, c.cacheEvictionsStillReferenced);
-        count(m, ServerMetric.PEGAFLOW_CACHE_EVICTION_RECLAIMED_BYTES, c.cacheEvictionReclaimedBytes);
-        level(m, ServerMetric.PEGAFLOW_INFLIGHT_BYTES, c.inflightBytes);
-        count(m, ServerMetric.PEGAFLOW_INFLIGHT_GC_CLEANED, c.inflightGcCleaned);
-        count(m, ServerMetric.PEGAFLOW_SEAL_DUPLICATES_DROPPED, c.sealDuplicatesDropped);
+        count(m, ServerMetric.PEGAFLOW_CACHE_BLOCK_INSERTIONS, c, EngineCounter.CACHE_INSERTIONS);
+        count(m, ServerMetric.PEGAFLOW_CACHE_BLOCK_ADMISSION_REJECTIONS, c, EngineCounter.CACHE_ADMISSION_REJECTIONS);
+        count(m, ServerMetric.PEGAFLOW_CACHE_BLOCK_EVICTIONS, c, EngineCounter.CACHE_EVICTIONS);
+        count(
+                m,
+                ServerMetric.PEGAFLOW_CACHE_BLOCK_EVICTIONS_STILL_REFERENCED,
+                c,
+                EngineCounter.CACHE_EVICTIONS_STILL_REFERENCED);
+        count(m, ServerMetric.PEGAFLOW_CACHE_EVICTION_RECLAIMED_BYTES, c, EngineCounter.CACHE_EVICTION_RECLAIMED_BYTES);
+        m.gauge(ServerMetric.PEGAFLOW_INFLIGHT_BYTES, c, EngineMetricsView::inflightBytes);
+        count(m, ServerMetric.PEGAFLOW_INFLIGHT_GC_CLEANED, c, EngineCounter.INFLIGHT_GC_CLEANED);
+        count(m, ServerMetric.PEGAFLOW_SEAL_DUPLICATES_DROPPED, c, EngineCounter.SEAL_DUPLICATES_DROPPED);
         m.gauge(ServerMetric.PEGAFLOW_LEASES_ACTIVE, engine, PegaEngine::activeLeases);
         m.gauge(ServerMetric.PEGAFLOW_INSTANCES, engine, PegaEngine::instanceCount);
         m.gauge(ServerMetric.PEGAFLOW_SESSIONS, engine, PegaEngine::sessionCount);
     }
 
-    private static void bindDataPath(CatalogMeters m, EngineMetrics c) {
-        count(m, ServerMetric.PEGAFLOW_SAVE_BYTES, c.saveBytes);
-        count(m, ServerMetric.PEGAFLOW_LOAD_BYTES, c.loadBytes);
-        count(m, ServerMetric.PEGAFLOW_LOAD_FAILURES, c.loadFailures);
+    private static void bindDataPath(CatalogMeters m, PegaEngine engine) {
+        EngineMetricsView c = engine.metrics();
+        count(m, ServerMetric.PEGAFLOW_SAVE_BYTES, c, EngineCounter.SAVE_BYTES);
+        count(m, ServerMetric.PEGAFLOW_LOAD_BYTES, c, EngineCounter.LOAD_BYTES);
+        count(m, ServerMetric.PEGAFLOW_LOAD_FAILURES, c, EngineCounter.LOAD_FAILURES);
         Timer save = m.timer(ServerMetric.PEGAFLOW_SAVE_DURATION);
         Timer load = m.timer(ServerMetric.PEGAFLOW_LOAD_DURATION);
-        c.bindSaveDuration(nanos -> save.record(nanos, TimeUnit.NANOSECONDS));
-        c.bindLoadDuration(nanos -> load.record(nanos, TimeUnit.NANOSECONDS));
+        engine.bindDurations(
+                nanos -> save.record(nanos, TimeUnit.NANOSECONDS), nanos -> load.record(nanos, TimeUnit.NANOSECONDS));
     }
 
     private static void bindSsdShards(CatalogMeters m, SsdStore store) {
@@ -129,30 +135,31 @@ public final class ServerMeterBinder implements MeterBinder {
         return store -> value.applyAsDouble(store.shardStatus().get(id));
     }
 
-    private static void bindSsdStore(CatalogMeters m, SsdMetrics c) {
-        count(m, ServerMetric.PEGAFLOW_SSD_WRITE_BLOCKS, c.writeBlocks);
-        count(m, ServerMetric.PEGAFLOW_SSD_WRITE_BYTES, c.writeBytes);
-        count(m, ServerMetric.PEGAFLOW_SSD_WRITE_FAILURES, c.writeFailures);
-        count(m, ServerMetric.PEGAFLOW_SSD_WRITE_QUEUE_FULL, c.writeQueueFull);
-        count(m, ServerMetric.PEGAFLOW_SSD_WRITE_SKIPPED_FREED, c.writeSkippedFreed);
-        count(m, ServerMetric.PEGAFLOW_SSD_WRITE_OVERWRITTEN, c.writeOverwritten);
-        level(m, ServerMetric.PEGAFLOW_SSD_WRITE_QUEUE_PENDING, c.writeQueuePending);
-        level(m, ServerMetric.PEGAFLOW_SSD_WRITE_INFLIGHT, c.writeInflight);
-        count(m, ServerMetric.PEGAFLOW_SSD_PREFETCH_SUCCESS, c.prefetchBlocks);
-        count(m, ServerMetric.PEGAFLOW_SSD_PREFETCH_BYTES, c.prefetchBytes);
-        count(m, ServerMetric.PEGAFLOW_SSD_PREFETCH_FAILURES, c.prefetchFailures);
-        count(m, ServerMetric.PEGAFLOW_SSD_PREFETCH_QUEUE_FULL, c.prefetchQueueFull);
-        count(m, ServerMetric.PEGAFLOW_SSD_PREFETCH_BACKPRESSURE_BLOCKS, c.prefetchBackpressureBlocks);
-        level(m, ServerMetric.PEGAFLOW_SSD_PREFETCH_QUEUE_PENDING, c.prefetchQueuePending);
-        level(m, ServerMetric.PEGAFLOW_SSD_PREFETCH_INFLIGHT, c.prefetchInflight);
-        level(m, ServerMetric.PEGAFLOW_SSD_PREFETCH_RESERVED_BLOCKS, c.prefetchReserved);
-        count(m, ServerMetric.PEGAFLOW_SSD_RECOVERED_ENTRIES, c.recoveredEntries);
-        count(m, ServerMetric.PEGAFLOW_SSD_RECOVERY_DROPPED_ENTRIES, c.recoveryDroppedEntries);
+    private static void bindSsdStore(CatalogMeters m, SsdStore store) {
+        SsdMetricsView c = store.metrics();
+        count(m, ServerMetric.PEGAFLOW_SSD_WRITE_BLOCKS, c, SsdCounter.WRITE_BLOCKS);
+        count(m, ServerMetric.PEGAFLOW_SSD_WRITE_BYTES, c, SsdCounter.WRITE_BYTES);
+        count(m, ServerMetric.PEGAFLOW_SSD_WRITE_FAILURES, c, SsdCounter.WRITE_FAILURES);
+        count(m, ServerMetric.PEGAFLOW_SSD_WRITE_QUEUE_FULL, c, SsdCounter.WRITE_QUEUE_FULL);
+        count(m, ServerMetric.PEGAFLOW_SSD_WRITE_SKIPPED_FREED, c, SsdCounter.WRITE_SKIPPED_FREED);
+        count(m, ServerMetric.PEGAFLOW_SSD_WRITE_OVERWRITTEN, c, SsdCounter.WRITE_OVERWRITTEN);
+        level(m, ServerMetric.PEGAFLOW_SSD_WRITE_QUEUE_PENDING, c, SsdGauge.WRITE_QUEUE_PENDING);
+        level(m, ServerMetric.PEGAFLOW_SSD_WRITE_INFLIGHT, c, SsdGauge.WRITE_INFLIGHT);
+        count(m, ServerMetric.PEGAFLOW_SSD_PREFETCH_SUCCESS, c, SsdCounter.PREFETCH_BLOCKS);
+        count(m, ServerMetric.PEGAFLOW_SSD_PREFETCH_BYTES, c, SsdCounter.PREFETCH_BYTES);
+        count(m, ServerMetric.PEGAFLOW_SSD_PREFETCH_FAILURES, c, SsdCounter.PREFETCH_FAILURES);
+        count(m, ServerMetric.PEGAFLOW_SSD_PREFETCH_QUEUE_FULL, c, SsdCounter.PREFETCH_QUEUE_FULL);
+        count(m, ServerMetric.PEGAFLOW_SSD_PREFETCH_BACKPRESSURE_BLOCKS, c, SsdCounter.PREFETCH_BACKPRESSURE_BLOCKS);
+        level(m, ServerMetric.PEGAFLOW_SSD_PREFETCH_QUEUE_PENDING, c, SsdGauge.PREFETCH_QUEUE_PENDING);
+        level(m, ServerMetric.PEGAFLOW_SSD_PREFETCH_INFLIGHT, c, SsdGauge.PREFETCH_INFLIGHT);
+        level(m, ServerMetric.PEGAFLOW_SSD_PREFETCH_RESERVED_BLOCKS, c, SsdGauge.PREFETCH_RESERVED);
+        count(m, ServerMetric.PEGAFLOW_SSD_RECOVERED_ENTRIES, c, SsdCounter.RECOVERED_ENTRIES);
+        count(m, ServerMetric.PEGAFLOW_SSD_RECOVERY_DROPPED_ENTRIES, c, SsdCounter.RECOVERY_DROPPED_ENTRIES);
         for (SsdErrorKind kind : SsdErrorKind.values()) {
-            count(m, ServerMetric.PEGAFLOW_SSD_ERRORS, c.errorCounter(kind), kind.label());
+            m.countOf(ServerMetric.PEGAFLOW_SSD_ERRORS, c, view -> view.errors(kind), kind.label());
         }
         Timer prefetch = m.timer(ServerMetric.PEGAFLOW_SSD_PREFETCH_DURATION);
-        c.bindPrefetchDuration(nanos -> prefetch.record(nanos, TimeUnit.NANOSECONDS));
+        store.bindPrefetchDuration(nanos -> prefetch.record(nanos, TimeUnit.NANOSECONDS));
     }
 
     private static void bindMetaserverClient(CatalogMeters m, MetaserverClientStats s) {
@@ -173,12 +180,18 @@ public final class ServerMeterBinder implements MeterBinder {
         m.countOf(ServerMetric.PEGAFLOW_METASERVER_REANNOUNCED_BLOCKS, s, MetaserverClientStats::reannouncedBlocks);
     }
 
-    /** A core counter, read at scrape time (the core's adders are the core engineer's to replace with views). */
-    private static void count(CatalogMeters m, ServerMetric metric, LongAdder adder, String... labels) {
-        m.countOf(metric, adder, LongAdder::sum, labels);
+    /** An engine counter, read through the engine's view at scrape time (as the admin API reads it). */
+    private static void count(CatalogMeters m, ServerMetric metric, EngineMetricsView view, EngineCounter counter) {
+        m.countOf(metric, view, v -> v.count(counter));
     }
 
-    private static void level(CatalogMeters m, ServerMetric metric, AtomicLong value) {
-        m.gauge(metric, value, AtomicLong::get);
+    /** An SSD counter, read through the tier's view at scrape time. */
+    private static void count(CatalogMeters m, ServerMetric metric, SsdMetricsView view, SsdCounter counter) {
+        m.countOf(metric, view, v -> v.count(counter));
+    }
+
+    /** An SSD level, read through the tier's view at scrape time. */
+    private static void level(CatalogMeters m, ServerMetric metric, SsdMetricsView view, SsdGauge gauge) {
+        m.gauge(metric, view, v -> v.gauge(gauge));
     }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.ByteString;
 import io.grpc.StatusRuntimeException;
+import io.pegaflow.core.metrics.EngineCounter;
 import io.pegaflow.proto.QueryReady;
 import io.pegaflow.testkit.BlockPattern;
 import io.pegaflow.testkit.KvLayout;
@@ -100,7 +101,7 @@ class ConcurrentWorkersTest extends ConformanceSupport {
                     savedBlocks.sum(),
                     misses.sum(),
                     releases.sum(),
-                    engine.metrics().cacheEvictions.sum());
+                    engine.metrics().count(EngineCounter.CACHE_EVICTIONS));
             assertThat(problems).as("corrupted loads and unexpected errors").isEmpty();
             assertThat(cycles.sum()).isEqualTo((long) WORKERS * CYCLES_PER_WORKER);
             assertThat(loadedBlocks.sum()).as("loads verified").isGreaterThan(1_000);
@@ -108,7 +109,7 @@ class ConcurrentWorkersTest extends ConformanceSupport {
             assertThat(misses.sum())
                     .as("eviction and cold chains produce misses")
                     .isPositive();
-            assertThat(engine.metrics().cacheEvictions.sum())
+            assertThat(engine.metrics().count(EngineCounter.CACHE_EVICTIONS))
                     .as("the pool was under pressure")
                     .isPositive();
             assertThat(engine.activeLeases())

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.google.protobuf.ByteString;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.pegaflow.core.metrics.EngineCounter;
 import io.pegaflow.proto.QueryReady;
 import io.pegaflow.testkit.BlockPattern;
 import io.pegaflow.testkit.KvLayout;
@@ -55,7 +56,7 @@ class MemoryPressureTest extends ConformanceSupport {
             }
             engine.flushSeals();
 
-            assertThat(engine.metrics().cacheEvictions.sum()).isPositive();
+            assertThat(engine.metrics().count(EngineCounter.CACHE_EVICTIONS)).isPositive();
             assertThat(engine.pool().usedBytes())
                     .isLessThanOrEqualTo(engine.pool().capacityBytes());
             assertThat(scheduler
