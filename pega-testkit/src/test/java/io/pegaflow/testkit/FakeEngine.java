@@ -66,6 +66,8 @@ final class FakeEngine extends EngineGrpc.EngineImplBase implements AutoCloseabl
     final List<RegisterContextRequest> registrations = new ArrayList<>();
     final AtomicInteger loadingAnswers = new AtomicInteger();
     final CountDownLatch sessionCancelled = new CountDownLatch(1);
+    /** Counted down once the handler has its cancel hook: a stream cancelled before that never reaches it. */
+    final CountDownLatch sessionOpened = new CountDownLatch(1);
     volatile SessionRequest lastSession;
 
     FakeEngine() throws IOException {
@@ -199,6 +201,7 @@ final class FakeEngine extends EngineGrpc.EngineImplBase implements AutoCloseabl
         lastSession = r;
         ServerCallStreamObserver<SessionEvent> call = (ServerCallStreamObserver<SessionEvent>) out;
         call.setOnCancelHandler(sessionCancelled::countDown);
+        sessionOpened.countDown();
     }
 
     private static MappedByteBuffer map(String name, long offset, long size) {

@@ -205,10 +205,12 @@ class MockClientsTest {
         SessionHandle session = scheduler.openSession("mock-vllm-rpc-e2e", "mock-vllm", 2, 2);
         assertThat(session.awaitClosed(Duration.ofMillis(100))).isEmpty();
         assertThat(session.isOpen()).isTrue();
+        // a cancel that overtakes the call's start would never reach the handler's hook
+        assertThat(engine.sessionOpened.await(30, TimeUnit.SECONDS)).isTrue();
 
         session.close();
 
-        assertThat(engine.sessionCancelled.await(5, TimeUnit.SECONDS)).isTrue();
+        assertThat(engine.sessionCancelled.await(30, TimeUnit.SECONDS)).isTrue();
         assertThat(engine.lastSession.getTpSize()).isEqualTo(2);
         assertThat(engine.lastSession.getWorldSize()).isEqualTo(2);
         assertThat(session.awaitClosed(WAIT))
