@@ -43,8 +43,13 @@ public final class EngineContext {
     private final List<SealedBlockSpill> spills = new ArrayList<>();
     private final List<BlockIndexListener> indexListeners = new ArrayList<>();
     private Duration transferLockTimeout = Duration.ofNanos(TransferLockTable.DEFAULT_TIMEOUT_NANOS);
+    private RegistrationLog registrationLog = RegistrationLog.NONE;
+    private Duration detachedIdleTimeout = DEFAULT_DETACHED_IDLE_TIMEOUT;
     private TierChain chain;
     private boolean concluded;
+
+    /** How long a restored instance without a Session stays without an RPC before it is ended. */
+    public static final Duration DEFAULT_DETACHED_IDLE_TIMEOUT = Duration.ofMinutes(10);
 
     public EngineContext config(EngineConfig config) {
         checkOpen();
@@ -122,6 +127,23 @@ public final class EngineContext {
         return this;
     }
 
+    /** Where accepted registrations and ended instances are recorded (the restart journal); none unless set. */
+    public EngineContext registrationLog(RegistrationLog log) {
+        checkOpen();
+        this.registrationLog = Objects.requireNonNull(log, "registrationLog");
+        return this;
+    }
+
+    /** How long a restored instance that no Session adopted may go without an RPC before it ends (10 min). */
+    public EngineContext detachedIdleTimeout(Duration timeout) {
+        checkOpen();
+        if (timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("engine context: detached idle timeout " + timeout + " (expected: > 0)");
+        }
+        this.detachedIdleTimeout = timeout;
+        return this;
+    }
+
     /**
      * Validates and freezes the context. Fills the defaults: the admission policy named by the configuration, a
      * private agent group, and a host alignment raised to what the strictest tier needs (512 with the SSD tier).
@@ -186,6 +208,14 @@ public final class EngineContext {
 
     AdmissionPolicy admission() {
         return admission;
+    }
+
+    RegistrationLog registrationLog() {
+        return registrationLog;
+    }
+
+    Duration detachedIdleTimeout() {
+        return detachedIdleTimeout;
     }
 
     NanoClock clock() {

@@ -24,7 +24,12 @@ import io.pegaflow.core.tier.ReclaimingAllocator;
 import io.pegaflow.core.tier.SealedBlockSpill;
 import io.pegaflow.core.tier.TierChain;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -70,6 +75,14 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
     private final LoadPath loadPath;
     private final QueryPath queryPath;
     private final RegisterPath registerPath;
+    private final RegistrationLog registrationLog;
+    private final DetachedInstances detached;
+    private final long detachedIdleNanos;
+    private final NanoClock clock;
+    /** Serialises ending a detached instance with a registration that replaces it (see registerContextBatch). */
+    private final Object detachLock = new Object();
+
+    private volatile RestoreReport lastRestore = RestoreReport.NONE;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private PegaEngine(EngineContext ctx) {
@@ -78,6 +91,10 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         this.backend = ctx.backend();
         this.tiers = ctx.chain();
         NanoClock clock = ctx.clock();
+        this.clock = clock;
+        this.registrationLog = ctx.registrationLog();
+        this.detached = new DetachedInstances(clock);
+        this.detachedIdleNanos = ctx.detachedIdleTimeout().toNanos();
         this.cache = new BlockCache(ctx.admission());
         this.leases = new LeaseTable(clock, config.leaseTtl().toNanos());
         this.transferLocks =
@@ -97,7 +114,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
                 instances, cache, reclaimer, sealer, metrics, clock, config.blockwiseAlloc(), config.saveDeadline());
         this.loadPath = new LoadPath(instances, leases, metrics, clock);
         this.queryPath = new QueryPath(instances, cache, leases, metrics, prefetch);
-        this.registerPath = new RegisterPath(instances, backend, config.hostAlignmentBytes(), agents);
+        this.registerPath = new RegisterPath(instances, backend, config.hostAlignmentBytes(), agents, registrationLog);
         long interval = config.maintenanceInterval().toNanos();
         this.maintenance = new AgentRunner(
                 new MaintenanceAgent(clock, interval, this::runMaintenance),
@@ -143,15 +160,80 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
 
     // ---------------------------------------------------------------- RPCs
 
-    /** RegisterContextBatch (spec/engine-api.md §5.1). */
+    /**
+     * RegisterContextBatch (spec/engine-api.md §5.1), journaled before it answers. A registration for an instance
+     * that was restored detached replaces it: the restored instance (every device of it) ends first.
+     */
     public void registerContextBatch(RegisterCommand cmd) {
         ensureOpen();
-        registerPath.register(cmd);
+        String id = cmd.instanceId();
+        if (detached.contains(id)) {
+            // Under the lock, and the entry leaves only after the teardown: a second rank's registration that sees
+            // the entry waits here, one that no longer sees it comes after the teardown, so neither joins the old one.
+            synchronized (detachLock) {
+                if (detached.contains(id)) {
+                    teardown(id, true);
+                    LOG.info("restored instance {} replaced by a new registration", id);
+                }
+            }
+        }
+        registerPath.register(cmd, true);
+    }
+
+    /**
+     * Re-opens registrations journaled by a previous process (issue 13), before the server takes RPCs. Each instance
+     * is restored whole or not at all: one whose memory is gone (shm unlinked, exporting process exited, IPC handle
+     * invalid, device absent) is dropped with one log line naming it, and its journal entry removed. Restored
+     * instances are detached until a Session adopts them or a registration replaces them.
+     */
+    public RestoreReport restore(List<RegisterCommand> journaled) {
+        ensureOpen();
+        long start = clock.nanoTime();
+        Map<String, List<RegisterCommand>> byInstance = new LinkedHashMap<>();
+        Map<String, Set<Integer>> devicesSeen = new HashMap<>();
+        for (RegisterCommand c : journaled) {
+            // A journaled registration whose device was already journaled was one the engine refused after
+            // journaling it (a concurrent duplicate): the first one stands.
+            if (devicesSeen
+                    .computeIfAbsent(c.instanceId(), k -> new HashSet<>())
+                    .add(c.deviceId())) {
+                byInstance
+                        .computeIfAbsent(c.instanceId(), k -> new ArrayList<>())
+                        .add(c);
+            }
+        }
+        List<String> restored = new ArrayList<>();
+        List<String> dropped = new ArrayList<>();
+        int layers = 0;
+        for (Map.Entry<String, List<RegisterCommand>> e : byInstance.entrySet()) {
+            String id = e.getKey();
+            try {
+                int n = 0;
+                for (RegisterCommand c : e.getValue()) {
+                    registerPath.register(c, false);
+                    n += c.layerNames().size();
+                }
+                detached.add(id);
+                restored.add(id);
+                layers += n;
+            } catch (RuntimeException failure) {
+                teardown(id, true);
+                dropped.add(id);
+                LOG.warn(
+                        "journaled registration of instance {} dropped, its memory is gone or refused: {}",
+                        id,
+                        failure.getMessage());
+            }
+        }
+        RestoreReport report = new RestoreReport(restored, dropped, layers, clock.nanoTime() - start);
+        lastRestore = report;
+        return report;
     }
 
     /** Save (§5.2): returns after the device-to-pool copy completed; sealing follows asynchronously. */
     public void save(String instanceId, long tpRank, long ppRank, int deviceId, List<LayerSave> saves) {
         ensureOpen();
+        detached.touch(instanceId);
         savePath.save(instanceId, tpRank, ppRank, deviceId, saves);
     }
 
@@ -164,12 +246,14 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
             List<String> layerNames,
             List<LeaseLoad> loads) {
         ensureOpen();
+        detached.touch(instanceId);
         loadPath.load(instanceId, tpRank, deviceId, loadStateShm, layerNames, loads);
     }
 
     /** QueryPrefetch (§5.3). */
     public QueryOutcome queryPrefetch(String instanceId, List<byte[]> hashes, String reqId) {
         ensureOpen();
+        detached.touch(instanceId);
         return queryPath.query(instanceId, hashes, reqId);
     }
 
@@ -228,7 +312,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
 
     /** UnregisterContext (§5.6): drops the instance, its device contexts (after draining) and its leases. */
     public void unregister(String instanceId) {
-        if (teardown(instanceId) < 0) {
+        if (teardown(instanceId, true) < 0) {
             throw EngineException.instanceMissing(instanceId);
         }
     }
@@ -238,13 +322,17 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         if (instanceId.isEmpty()) {
             throw EngineException.badRequest("instance_id must not be empty");
         }
-        return sessions.open(instanceId, namespace, tpSize, worldSize);
+        long token = sessions.open(instanceId, namespace, tpSize, worldSize);
+        if (detached.remove(instanceId)) {
+            LOG.info("restored instance {} adopted by a new Session", instanceId);
+        }
+        return token;
     }
 
     /** Ends a Session; tears the instance down when the token is still the current one. */
     public void closeSession(String instanceId, long token) {
         if (sessions.close(instanceId, token)) {
-            int removed = teardown(instanceId);
+            int removed = teardown(instanceId, true);
             LOG.info("session of {} closed: instance {}", instanceId, removed < 0 ? "was not registered" : "removed");
         }
     }
@@ -265,7 +353,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         List<String> removed = new ArrayList<>();
         int tensors = 0;
         for (String id : ids) {
-            int n = teardown(id);
+            int n = teardown(id, true);
             if (n >= 0) {
                 removed.add(id);
                 tensors += n;
@@ -292,6 +380,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
     public void runMaintenance() {
         leases.sweep();
         transferLocks.sweep();
+        endIdleDetached();
         long maxAge = config.inflightMaxAge().toNanos();
         prefetch.collect(maxAge);
         try {
@@ -356,6 +445,20 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         return sessions.size();
     }
 
+    /** Restored instances that no Session has adopted yet. */
+    public int detachedCount() {
+        return detached.size();
+    }
+
+    public List<String> detachedInstanceIds() {
+        return detached.ids();
+    }
+
+    /** What the restore at start did ({@link RestoreReport#NONE} before it, or without a journal). */
+    public RestoreReport lastRestore() {
+        return lastRestore;
+    }
+
     public String backendName() {
         return backend.name();
     }
@@ -372,19 +475,44 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
 
     // ---------------------------------------------------------------- internals
 
-    /** Removes an instance and everything it owns; returns the layer mappings closed, or -1 if it did not exist. */
-    private int teardown(String instanceId) {
+    /**
+     * Removes an instance and everything it owns; returns the layer mappings closed, or -1 if it did not exist. With
+     * {@code journal} its end is journaled (not at shutdown: the workers outlive the server and a restart restores
+     * them). Its detached entry, if any, goes last: see {@link #registerContextBatch}.
+     */
+    private int teardown(String instanceId, boolean journal) {
         Instance instance = instances.remove(instanceId);
         leases.releaseInstance(instanceId);
         prefetch.dropInstance(instanceId);
-        if (instance == null) {
-            return -1;
+        if (journal) {
+            registrationLog.removed(instanceId);
         }
-        int tensors = 0;
-        for (DeviceContext device : instance.detachDevices()) {
-            tensors += device.closeAndCount();
+        int tensors = -1;
+        if (instance != null) {
+            tensors = 0;
+            for (DeviceContext device : instance.detachDevices()) {
+                tensors += device.closeAndCount();
+            }
         }
+        detached.remove(instanceId);
         return tensors;
+    }
+
+    /** Ends the detached instances that had no RPC for the detached idle timeout. */
+    private void endIdleDetached() {
+        for (String id : detached.idle(detachedIdleNanos)) {
+            synchronized (detachLock) {
+                if (detached.isIdle(id, detachedIdleNanos)) {
+                    int mappings = teardown(id, true);
+                    LOG.info(
+                            "restored instance {} ended: no Session adopted it and no RPC came for {} s; {} layer"
+                                    + " mappings released",
+                            id,
+                            detachedIdleNanos / 1_000_000_000L,
+                            Math.max(mappings, 0));
+                }
+            }
+        }
     }
 
     private void ensureOpen() {
@@ -399,7 +527,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
             return;
         }
         for (String id : instances.ids()) {
-            teardown(id);
+            teardown(id, false); // the journal keeps them: the workers outlive this process
         }
         maintenance.close();
         agents.remove(maintenance);

@@ -10,6 +10,7 @@ import io.pegaflow.core.instance.DeviceContext;
 import io.pegaflow.core.instance.Instance;
 import io.pegaflow.core.instance.InstanceLimits;
 import io.pegaflow.core.instance.LayerRegistration;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -27,15 +28,26 @@ final class RegisterPath {
     private final DeviceBackend backend;
     private final long hostAlignmentBytes;
     private final AgentGroup agents;
+    private final RegistrationLog log;
 
-    RegisterPath(InstanceRegistry instances, DeviceBackend backend, long hostAlignmentBytes, AgentGroup agents) {
+    RegisterPath(
+            InstanceRegistry instances,
+            DeviceBackend backend,
+            long hostAlignmentBytes,
+            AgentGroup agents,
+            RegistrationLog log) {
         this.instances = instances;
         this.agents = agents;
         this.backend = backend;
         this.hostAlignmentBytes = hostAlignmentBytes;
+        this.log = log;
     }
 
-    void register(RegisterCommand c) {
+    /**
+     * Registers; with {@code journal}, the registration is durable in the {@link RegistrationLog} before the device
+     * context is installed (a restore re-registers what is already journaled, without).
+     */
+    void register(RegisterCommand c, boolean journal) {
         validateShape(c);
         int n = c.layerNames().size();
         List<LayerMemory> mapped = new ArrayList<>(n);
@@ -83,6 +95,14 @@ final class RegisterPath {
                                 c.kvStrideBytes()[i],
                                 c.segments()[i],
                                 hostAlignmentBytes));
+            }
+            if (journal) {
+                try {
+                    log.registered(c);
+                } catch (UncheckedIOException e) {
+                    throw EngineException.unavailable("registration of instance " + c.instanceId()
+                            + " could not be journaled, so it would not survive a restart: " + e.getMessage());
+                }
             }
             DeviceCopier copier = backend.openCopier(c.deviceId());
             DeviceContext context =
