@@ -2,6 +2,7 @@ package io.pegaflow.core.engine;
 
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.instance.Instance;
+import io.pegaflow.core.instance.Principal;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
@@ -24,13 +25,19 @@ final class InstanceRegistry {
     }
 
     /**
-     * Returns the existing instance or creates it; an existing one with another topology is a mismatch.
+     * Returns the existing instance or creates it for {@code caller}; an existing one of another principal is refused
+     * (before its topology is compared, which would tell the caller about it), one with another topology is a
+     * mismatch.
      *
-     * @throws EngineException FAILED_PRECONDITION {@code "topology mismatch: ..."}
+     * @throws EngineException PERMISSION_DENIED (see {@link #notOwner}), FAILED_PRECONDITION {@code "topology
+     *     mismatch: ..."}
      */
-    Instance getOrCreate(String id, String namespace, int tpSize, int worldSize, int numLayers) {
+    Instance getOrCreate(String id, String namespace, int tpSize, int worldSize, int numLayers, Principal caller) {
         Instance instance =
-                instances.computeIfAbsent(id, k -> new Instance(k, namespace, tpSize, worldSize, numLayers));
+                instances.computeIfAbsent(id, k -> new Instance(k, namespace, tpSize, worldSize, numLayers, caller));
+        if (!instance.owner().equals(caller)) {
+            throw notOwner(id);
+        }
         if (instance.tpSize() != tpSize || instance.worldSize() != worldSize) {
             throw EngineException.topologyMismatch("instance " + id + " exists with tp=" + instance.tpSize()
                     + ", world=" + instance.worldSize() + "; requested tp=" + tpSize + ", world=" + worldSize);
@@ -40,6 +47,26 @@ final class InstanceRegistry {
 
     Instance remove(String instanceId) {
         return instances.remove(instanceId);
+    }
+
+    /**
+     * Refuses a caller that is not the owner of a live instance; an id nobody registered passes (the operation itself
+     * then reports it missing, as the reference does).
+     *
+     * @throws EngineException PERMISSION_DENIED
+     */
+    void requireOwnerOrAbsent(String instanceId, Principal caller) {
+        Instance instance = instances.get(instanceId);
+        if (instance != null && !instance.owner().equals(caller)) {
+            throw notOwner(instanceId);
+        }
+    }
+
+    /** The one text for an instance id held by another principal; it names neither the owner nor the topology. */
+    static EngineException notOwner(String instanceId) {
+        return EngineException.permissionDenied("instance " + instanceId
+                + " is registered by another user; only its owner (the same OS user, or the same host when remote)"
+                + " can use or end it, and an operator can remove it with POST /instances/cleanup");
     }
 
     List<String> ids() {

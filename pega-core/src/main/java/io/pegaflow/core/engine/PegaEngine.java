@@ -13,6 +13,7 @@ import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.instance.DeviceContext;
 import io.pegaflow.core.instance.Instance;
+import io.pegaflow.core.instance.Principal;
 import io.pegaflow.core.lease.LeaseTable;
 import io.pegaflow.core.lease.TransferLockTable;
 import io.pegaflow.core.memory.PinnedMemoryPool;
@@ -161,11 +162,14 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
     // ---------------------------------------------------------------- RPCs
 
     /**
-     * RegisterContextBatch (spec/engine-api.md §5.1), journaled before it answers. A registration for an instance
-     * that was restored detached replaces it: the restored instance (every device of it) ends first.
+     * RegisterContextBatch (spec/engine-api.md §5.1), journaled before it answers, for {@code cmd.principal()}: an
+     * instance id that another principal registered (restored ones included), or whose Session another principal
+     * holds, is refused before anything is mapped. A registration for an instance that was restored detached replaces
+     * it: the restored instance (every device of it) ends first.
      */
     public void registerContextBatch(RegisterCommand cmd) {
         ensureOpen();
+        authorize(cmd.instanceId(), cmd.principal());
         String id = cmd.instanceId();
         if (detached.contains(id)) {
             // Under the lock, and the entry leaves only after the teardown: a second rank's registration that sees
@@ -228,6 +232,17 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         RestoreReport report = new RestoreReport(restored, dropped, layers, clock.nanoTime() - start);
         lastRestore = report;
         return report;
+    }
+
+    /**
+     * The ownership rule of every instance-scoped RPC (issue #10, defect 6): a live instance or Session of
+     * {@code instanceId} must belong to {@code caller}. An id nobody holds passes (the RPC itself reports it missing).
+     *
+     * @throws EngineException PERMISSION_DENIED
+     */
+    public void authorize(String instanceId, Principal caller) {
+        instances.requireOwnerOrAbsent(instanceId, caller);
+        sessions.requireOwnerOrAbsent(instanceId, caller);
     }
 
     /** Save (§5.2): returns after the device-to-pool copy completed; sealing follows asynchronously. */
@@ -310,19 +325,41 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         return transferLocks.stats();
     }
 
-    /** UnregisterContext (§5.6): drops the instance, its device contexts (after draining) and its leases. */
+    /** UnregisterContext (§5.6) by a caller of this process. */
     public void unregister(String instanceId) {
+        unregister(instanceId, Principal.inProcess());
+    }
+
+    /**
+     * UnregisterContext (§5.6): drops the instance, its device contexts (after draining) and its leases, when it
+     * belongs to {@code caller}.
+     *
+     * @throws EngineException PERMISSION_DENIED for another principal's instance (nothing is dropped)
+     */
+    public void unregister(String instanceId, Principal caller) {
+        authorize(instanceId, caller);
         if (teardown(instanceId, true) < 0) {
             throw EngineException.instanceMissing(instanceId);
         }
     }
 
-    /** Installs the Session of an instance, replacing any previous one; returns its token (§5.7). */
+    /** A Session (§5.7) opened by a caller of this process. */
     public long openSession(String instanceId, String namespace, long tpSize, long worldSize) {
+        return openSession(instanceId, namespace, tpSize, worldSize, Principal.inProcess());
+    }
+
+    /**
+     * Installs the Session of an instance, replacing a previous one of the same principal; returns its token (§5.7).
+     *
+     * @throws EngineException PERMISSION_DENIED when another principal registered the instance or holds its live
+     *     Session: its cancel would tear down an instance that is not the caller's
+     */
+    public long openSession(String instanceId, String namespace, long tpSize, long worldSize, Principal caller) {
         if (instanceId.isEmpty()) {
             throw EngineException.badRequest("instance_id must not be empty");
         }
-        long token = sessions.open(instanceId, namespace, tpSize, worldSize);
+        instances.requireOwnerOrAbsent(instanceId, caller);
+        long token = sessions.open(instanceId, namespace, tpSize, worldSize, caller);
         if (detached.remove(instanceId)) {
             LOG.info("restored instance {} adopted by a new Session", instanceId);
         }

@@ -1,12 +1,14 @@
 package io.pegaflow.core.engine;
 
+import io.pegaflow.core.instance.Principal;
 import java.util.List;
 import java.util.OptionalInt;
 
 /**
  * A RegisterContextBatch request in engine terms. Unsigned wire values are widened to {@code long} so that values
  * above 2^31 are validated instead of wrapping. {@code callerUid} is the calling process's uid when the transport
- * could tell (see {@link io.pegaflow.core.device.Caller}).
+ * could tell (see {@link io.pegaflow.core.device.Caller}); {@code principal} is who the instance will belong to (see
+ * {@link Principal}).
  */
 public record RegisterCommand(
         String instanceId,
@@ -23,4 +25,42 @@ public record RegisterCommand(
         long[] bytesPerBlock,
         long[] kvStrideBytes,
         long[] segments,
-        OptionalInt callerUid) {}
+        OptionalInt callerUid,
+        Principal principal) {
+
+    /** A command whose principal follows from the uid alone (in-process callers, tests). */
+    public RegisterCommand(
+            String instanceId,
+            String namespace,
+            long tpRank,
+            long tpSize,
+            long worldSize,
+            int deviceId,
+            long numLayers,
+            long ppRank,
+            List<String> layerNames,
+            List<byte[]> wrapperBytes,
+            long[] numBlocks,
+            long[] bytesPerBlock,
+            long[] kvStrideBytes,
+            long[] segments,
+            OptionalInt callerUid) {
+        this(
+                instanceId,
+                namespace,
+                tpRank,
+                tpSize,
+                worldSize,
+                deviceId,
+                numLayers,
+                ppRank,
+                layerNames,
+                wrapperBytes,
+                numBlocks,
+                bytesPerBlock,
+                kvStrideBytes,
+                segments,
+                callerUid,
+                Principal.of(callerUid, "unknown"));
+    }
+}

@@ -71,7 +71,12 @@ final class RegisterPath {
                         hostAlignmentBytes);
             }
             Instance instance = instances.getOrCreate(
-                    c.instanceId(), c.namespace(), (int) c.tpSize(), (int) c.worldSize(), (int) c.numLayers());
+                    c.instanceId(),
+                    c.namespace(),
+                    (int) c.tpSize(),
+                    (int) c.worldSize(),
+                    (int) c.numLayers(),
+                    c.principal());
             if (c.tpRank() >= instance.tpSize()) {
                 throw EngineException.invalidArgument(
                         "tp_rank " + c.tpRank() + " out of range (tp_size " + instance.tpSize() + ")");

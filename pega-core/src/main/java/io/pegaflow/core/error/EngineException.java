@@ -21,7 +21,9 @@ public final class EngineException extends RuntimeException {
         /** DEADLINE_EXCEEDED (ours): a Save's copy or seal did not finish within {@code pega.save-deadline}. */
         DEADLINE_EXCEEDED,
         /** RESOURCE_EXHAUSTED (ours): a bounded engine queue (sealing, a device lane) is full. */
-        RESOURCE_EXHAUSTED
+        RESOURCE_EXHAUSTED,
+        /** PERMISSION_DENIED (ours): the caller is not the principal that owns the instance id (issue #10). */
+        PERMISSION_DENIED
     }
 
     private final Kind kind;
@@ -92,6 +94,10 @@ public final class EngineException extends RuntimeException {
     }
 
     /** A bounded queue that was full; the text is sent as is. */
+    public static EngineException permissionDenied(String exactMessage) {
+        return new EngineException(Kind.PERMISSION_DENIED, exactMessage, null);
+    }
+
     public static EngineException resourceExhausted(String exactMessage) {
         return new EngineException(Kind.RESOURCE_EXHAUSTED, exactMessage, null);
     }

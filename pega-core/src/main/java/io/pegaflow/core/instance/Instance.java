@@ -23,10 +23,18 @@ public final class Instance {
     private final int worldSize;
     private final Map<String, Integer> layerIds = new ConcurrentHashMap<>();
     private final Map<Integer, DeviceContext> devices = new ConcurrentHashMap<>();
+    private final Principal owner;
     private volatile int numLayers;
 
+    /** An instance owned by this process (tests, benchmarks). */
     public Instance(String id, String namespace, int tpSize, int worldSize, int numLayers) {
+        this(id, namespace, tpSize, worldSize, numLayers, Principal.inProcess());
+    }
+
+    /** @param owner the principal of the registration that created it: only it may change the instance */
+    public Instance(String id, String namespace, int tpSize, int worldSize, int numLayers, Principal owner) {
         this.id = id;
+        this.owner = owner;
         this.namespace = namespace;
         this.tpSize = tpSize;
         this.worldSize = worldSize;
@@ -35,6 +43,11 @@ public final class Instance {
 
     public String id() {
         return id;
+    }
+
+    /** The principal that created the instance; only it registers devices, saves, loads, queries or unregisters. */
+    public Principal owner() {
+        return owner;
     }
 
     public String namespace() {

@@ -29,6 +29,7 @@ final class EngineExceptionHandler implements GrpcExceptionHandler {
                 case UNAVAILABLE -> status(Status.UNAVAILABLE, e);
                 case DEADLINE_EXCEEDED -> status(Status.DEADLINE_EXCEEDED, e);
                 case RESOURCE_EXHAUSTED -> status(Status.RESOURCE_EXHAUSTED, e);
+                case PERMISSION_DENIED -> status(Status.PERMISSION_DENIED, e);
                 case INTERNAL -> log.internal(e.getMessage(), e);
             };
         }

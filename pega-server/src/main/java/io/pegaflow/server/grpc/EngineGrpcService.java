@@ -11,7 +11,6 @@ import io.pegaflow.core.engine.QueryOutcome;
 import io.pegaflow.core.engine.RegisterCommand;
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.edge.access.AdminAccess;
-import io.pegaflow.edge.access.AdminCallerInterceptor;
 import io.pegaflow.edge.lifecycle.ShutdownCoordinator;
 import io.pegaflow.proto.EngineGrpc;
 import io.pegaflow.proto.HealthRequest;
@@ -54,6 +53,11 @@ import org.springframework.stereotype.Service;
  * its status once; the edge's interceptors count and time every call. Successful replies always carry
  * {@code status{ok:true}} because the client requires the field; failures are gRPC statuses with the reference's
  * texts.
+ *
+ * <p>Every instance-scoped call is bound to the {@link CallerIdentity} of the connection that registered the instance
+ * (or opened its Session): another principal gets PERMISSION_DENIED before anything happens (issue #10, defect 6).
+ * Shutdown asks the one {@link AdminAccess} rule. Release and the transfer RPCs take a lease or lock handle that only
+ * its holder was given.
  */
 @Service
 class EngineGrpcService extends EngineGrpc.EngineImplBase {
@@ -81,6 +85,7 @@ class EngineGrpcService extends EngineGrpc.EngineImplBase {
 
     @Override
     public void registerContextBatch(RegisterContextRequest r, StreamObserver<RegisterContextResponse> out) {
+        CallerIdentity caller = CallerIdentity.current();
         List<byte[]> wrappers = new ArrayList<>(r.getWrapperBytesCount());
         for (ByteString b : r.getWrapperBytesList()) {
             wrappers.add(b.toByteArray());
@@ -100,7 +105,8 @@ class EngineGrpcService extends EngineGrpc.EngineImplBase {
                 longs(r.getBytesPerBlockList()),
                 longs(r.getKvStrideBytesList()),
                 unsigned(r.getSegmentsList()),
-                PeerUid.of(AdminCallerInterceptor.currentPeer())));
+                caller.uid(),
+                caller.principal()));
         LOG.info(
                 "instance {} registered device {} (tp rank {}/{}, {} layers, namespace {})",
                 r.getInstanceId(),
@@ -114,6 +120,7 @@ class EngineGrpcService extends EngineGrpc.EngineImplBase {
 
     @Override
     public void save(SaveRequest r, StreamObserver<SaveResponse> out) {
+        engine.authorize(r.getInstanceId(), CallerIdentity.current().principal());
         List<LayerSave> saves = new ArrayList<>(r.getSavesCount());
         for (SaveLayer layer : r.getSavesList()) {
             saves.add(new LayerSave(
@@ -130,6 +137,7 @@ class EngineGrpcService extends EngineGrpc.EngineImplBase {
 
     @Override
     public void load(LoadRequest r, StreamObserver<LoadResponse> out) {
+        engine.authorize(r.getInstanceId(), CallerIdentity.current().principal());
         List<LeaseLoad> loads = new ArrayList<>(r.getLoadsCount());
         for (io.pegaflow.proto.LeaseLoad l : r.getLoadsList()) {
             loads.add(new LeaseLoad(l.getLease().toByteArray(), ints(l.getBlockIdsList())));
@@ -146,6 +154,7 @@ class EngineGrpcService extends EngineGrpc.EngineImplBase {
 
     @Override
     public void queryPrefetch(QueryRequest r, StreamObserver<QueryResponse> out) {
+        engine.authorize(r.getInstanceId(), CallerIdentity.current().principal());
         QueryOutcome o = engine.queryPrefetch(r.getInstanceId(), bytes(r.getBlockHashesList()), r.getReqId());
         if (o.loading()) {
             reply(
@@ -172,7 +181,7 @@ class EngineGrpcService extends EngineGrpc.EngineImplBase {
 
     @Override
     public void unregisterContext(UnregisterRequest r, StreamObserver<UnregisterResponse> out) {
-        engine.unregister(r.getInstanceId());
+        engine.unregister(r.getInstanceId(), CallerIdentity.current().principal());
         LOG.info("instance {} unregistered", r.getInstanceId());
         reply(out, UnregisterResponse.newBuilder().setStatus(OK).build());
     }
@@ -215,7 +224,8 @@ class EngineGrpcService extends EngineGrpc.EngineImplBase {
                 r.getInstanceId(),
                 r.getNamespace(),
                 Integer.toUnsignedLong(r.getTpSize()),
-                Integer.toUnsignedLong(r.getWorldSize()));
+                Integer.toUnsignedLong(r.getWorldSize()),
+                CallerIdentity.current().principal());
         String instanceId = r.getInstanceId();
         // The stream never yields; its end (client death, cancel, GOAWAY) is the liveness signal.
         ((ServerCallStreamObserver<SessionEvent>) out).setOnCancelHandler(() -> {
