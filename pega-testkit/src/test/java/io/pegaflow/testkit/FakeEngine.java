@@ -68,6 +68,7 @@ final class FakeEngine extends EngineGrpc.EngineImplBase implements AutoCloseabl
     final CountDownLatch sessionCancelled = new CountDownLatch(1);
     /** Counted down once the handler has its cancel hook: a stream cancelled before that never reaches it. */
     final CountDownLatch sessionOpened = new CountDownLatch(1);
+
     volatile SessionRequest lastSession;
 
     FakeEngine() throws IOException {
