@@ -49,9 +49,7 @@ final class LoadPath {
             String loadStateShm,
             List<String> layerNames,
             List<LeaseLoad> loads) {
-        if (deviceId < 0) {
-            throw EngineException.badRequest("device_id " + deviceId + " must be >= 0");
-        }
+        DataRequest.checkDeviceId(deviceId);
         List<LeaseId> ids = new ArrayList<>(loads.size());
         for (LeaseLoad l : loads) {
             ids.add(LeaseId.parse(l.lease()));
@@ -60,17 +58,10 @@ final class LoadPath {
         List<SealedBlock> held = new ArrayList<>();
         try {
             Instance instance = instances.require(instanceId);
-            DeviceContext device = instance.device(deviceId);
-            if (device == null) {
-                throw EngineException.workerMissing(instanceId, deviceId);
-            }
+            DeviceContext device = DataRequest.device(instance, deviceId);
             int[] targets = consume(instanceId, ids, loads, held);
-            List<LayerRegistration> layers = resolveLayers(instance, device, layerNames);
-            if (tpRank >= instance.tpSize()) {
-                throw EngineException.invalidArgument(
-                        "tp_rank " + tpRank + " out of range (tp_size " + instance.tpSize() + ")");
-            }
-            LoadTask task = new LoadTask(device, layers, instance.tpSize(), (int) tpRank, targets, held, signal);
+            DataRequest request = DataRequest.resolve(DataRequest.Op.LOAD, instance, device, tpRank, layerNames);
+            LoadTask task = new LoadTask(request, targets, held, signal);
             if (!task.hasWork()) {
                 signal.succeed();
                 releaseAll(held);
@@ -109,22 +100,6 @@ final class LoadPath {
         return out;
     }
 
-    private static List<LayerRegistration> resolveLayers(Instance instance, DeviceContext device, List<String> names) {
-        List<LayerRegistration> out = new ArrayList<>(names.size());
-        for (String name : names) {
-            if (instance.layerId(name) < 0) {
-                throw EngineException.invalidArgument("layer " + name + " unknown for instance " + instance.id());
-            }
-            LayerRegistration layer = device.layer(name);
-            if (layer == null) {
-                throw EngineException.invalidArgument(
-                        "layer " + name + " not registered on device " + device.deviceId());
-            }
-            out.add(layer);
-        }
-        return out;
-    }
-
     private static void releaseAll(List<SealedBlock> blocks) {
         for (SealedBlock block : blocks) {
             block.release();
@@ -134,26 +109,17 @@ final class LoadPath {
 
     /** The queued copy: owns the consumed block references until it finishes. */
     private final class LoadTask implements DeviceLane.Job {
+        private final DataRequest request;
         private final DeviceContext device;
         private final List<LayerRegistration> layers;
-        private final int tpSize;
-        private final int tpRank;
         private final int[] targets;
         private final List<SealedBlock> blocks;
         private final LoadStateSignal signal;
 
-        LoadTask(
-                DeviceContext device,
-                List<LayerRegistration> layers,
-                int tpSize,
-                int tpRank,
-                int[] targets,
-                List<SealedBlock> blocks,
-                LoadStateSignal signal) {
-            this.device = device;
-            this.layers = layers;
-            this.tpSize = tpSize;
-            this.tpRank = tpRank;
+        LoadTask(DataRequest request, int[] targets, List<SealedBlock> blocks, LoadStateSignal signal) {
+            this.request = request;
+            this.device = request.device();
+            this.layers = request.layers();
             this.targets = targets;
             this.blocks = new ArrayList<>(blocks);
             this.signal = signal;
@@ -162,7 +128,7 @@ final class LoadPath {
         /** Whether any (layer, block) pair would copy bytes; skips negative ids and blocks lacking the slot. */
         boolean hasWork() {
             for (LayerRegistration layer : layers) {
-                int slot = layer.layerId() * tpSize + tpRank;
+                int slot = request.slotIndex(layer);
                 for (int i = 0; i < targets.length; i++) {
                     if (targets[i] >= 0 && blocks.get(i).slot(slot) != null) {
                         return true;
@@ -207,7 +173,7 @@ final class LoadPath {
         private RangePlan plan() {
             RangePlan plan = new RangePlan(targets.length * layers.size()); // pool -> device
             for (LayerRegistration layer : layers) {
-                int slotIndex = layer.layerId() * tpSize + tpRank;
+                int slotIndex = request.slotIndex(layer);
                 long copy = layer.copySegmentBytes();
                 int segments = layer.isSplit() ? 2 : 1;
                 // Segment-major order keeps each plane's consecutive blocks adjacent, so they coalesce.

@@ -97,9 +97,7 @@ final class SavePath {
 
     void save(String instanceId, long tpRank, long ppRank, int deviceId, List<LayerSave> saves) {
         long started = clock.nanoTime();
-        if (deviceId < 0) {
-            throw EngineException.badRequest("device_id " + deviceId + " must be >= 0");
-        }
+        DataRequest.checkDeviceId(deviceId);
         for (LayerSave s : saves) {
             if (s.blockIds().length != s.blockHashes().size()) {
                 throw EngineException.badRequest("block_ids length " + s.blockIds().length
@@ -107,38 +105,23 @@ final class SavePath {
             }
         }
         Instance instance = instances.require(instanceId);
-        DeviceContext device = instance.device(deviceId);
-        if (device == null) {
-            throw EngineException.workerMissing(instanceId, deviceId);
-        }
+        DeviceContext device = DataRequest.device(instance, deviceId);
         if (device.tpRank() != tpRank || device.ppRank() != ppRank) {
             throw EngineException.invalidArgument("device_id " + deviceId + " is registered for tp_rank "
                     + device.tpRank() + ", pp_rank " + device.ppRank() + ", but save requested tp_rank " + tpRank
                     + ", pp_rank " + ppRank);
         }
-        if (tpRank >= instance.tpSize()) {
-            throw EngineException.invalidArgument(
-                    "tp_rank " + tpRank + " out of range (tp_size " + instance.tpSize() + ")");
+        // Resolve the rank and layers first so that a bad name fails before any work.
+        List<String> names = new ArrayList<>(saves.size());
+        for (LayerSave s : saves) {
+            names.add(s.layerName());
         }
+        DataRequest request = DataRequest.resolve(DataRequest.Op.SAVE, instance, device, tpRank, names);
         String namespace = instance.namespace();
         int totalSlots = instance.totalSlots();
-
-        // Resolve layers first so that a bad name fails before any work.
-        List<LayerRegistration> layers = new ArrayList<>(saves.size());
         List<LayerWork> work = new ArrayList<>(saves.size());
-        for (LayerSave s : saves) {
-            int layerId = instance.layerId(s.layerName());
-            if (layerId < 0) {
-                throw EngineException.invalidArgument("layer " + s.layerName() + " unknown");
-            }
-            LayerRegistration layer = device.layer(s.layerName());
-            if (layer == null) {
-                throw EngineException.invalidArgument("layer " + s.layerName() + " not registered on device");
-            }
-            layers.add(layer);
-        }
 
-        BlockKey[] keys = selectMissing(namespace, saves, layers, instance.tpSize(), (int) tpRank, work);
+        BlockKey[] keys = selectMissing(namespace, saves, request, work);
         if (keys == null || work.isEmpty()) {
             return;
         }
@@ -191,12 +174,8 @@ final class SavePath {
      * @return the missing keys, indexed by {@link LayerWork#keyIndex}; null when nothing is missing
      */
     private BlockKey[] selectMissing(
-            String namespace,
-            List<LayerSave> saves,
-            List<LayerRegistration> layers,
-            int tpSize,
-            int tpRank,
-            List<LayerWork> work) {
+            String namespace, List<LayerSave> saves, DataRequest request, List<LayerWork> work) {
+        List<LayerRegistration> layers = request.layers();
         boolean sharedOrder = sameHashOrder(saves) && sameBlockCount(layers);
         int scanned = sharedOrder ? Math.min(1, saves.size()) : saves.size();
         BlockKeyTable union = new BlockKeyTable(scanned == 0 ? 0 : saves.get(0).blockIds().length);
@@ -238,7 +217,7 @@ final class SavePath {
         int sharedCount = 0;
         for (int l = 0; l < saves.size(); l++) {
             LayerRegistration layer = layers.get(l);
-            int slot = layer.layerId() * tpSize + tpRank;
+            int slot = request.slotIndex(layer);
             if (sharedOrder && l > 0) {
                 if (sharedCount > 0) {
                     work.add(new LayerWork(layer, slot, sharedKeys, sharedIds, sharedCount));

@@ -66,9 +66,14 @@ public final class Instance {
         return numLayers;
     }
 
-    /** Slots per block, read at save time: {@code num_layers × tp_size}. */
+    /** Slots per block, read at save time: {@code num_layers × tp_size} ({@link SlotFormula#slotCount}). */
     public int totalSlots() {
-        return numLayers * tpSize;
+        return SlotFormula.slotCount(numLayers, tpSize);
+    }
+
+    /** The slot of {@code layer} for {@code tpRank} in this instance's blocks ({@link SlotFormula#slotIndex}). */
+    public int slotIndex(LayerRegistration layer, int tpRank) {
+        return SlotFormula.slotIndex(layer.layerId(), tpSize, tpRank);
     }
 
     /** The id of a known layer, or -1. */

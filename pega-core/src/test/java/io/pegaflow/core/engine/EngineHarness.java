@@ -221,11 +221,16 @@ final class EngineHarness implements AutoCloseable {
 
         /** Loads one lease into {@code blockIds}; waits for the load state when the call was accepted. */
         LoadOutcome load(byte[] lease, int[] blockIds) {
+            return load(lease, blockIds, 0);
+        }
+
+        /** Loads one lease into {@code blockIds} as tp rank {@code tpRank} (the worker registered rank 0). */
+        LoadOutcome load(byte[] lease, int[] blockIds, long tpRank) {
             try (TestShm state = TestShm.loadState()) {
                 try {
                     engine.load(
                             instanceId,
-                            0,
+                            tpRank,
                             deviceId,
                             state.name(),
                             List.of(LAYER),
