@@ -38,6 +38,7 @@ public final class EngineContext {
     private DeviceBackend backend;
     private AdmissionPolicy admission;
     private NanoClock clock = NanoClock.SYSTEM;
+    private EngineLimits limits = EngineLimits.DEFAULTS;
     private AgentGroup agents;
     private final List<BackingTier> tiers = new ArrayList<>();
     private final List<SealedBlockSpill> spills = new ArrayList<>();
@@ -75,6 +76,13 @@ public final class EngineContext {
     public EngineContext admission(AdmissionPolicy admission) {
         checkOpen();
         this.admission = admission;
+        return this;
+    }
+
+    /** What one client may take ({@code pega.limits.*}); {@link EngineLimits#DEFAULTS} unless set. */
+    public EngineContext limits(EngineLimits limits) {
+        checkOpen();
+        this.limits = Objects.requireNonNull(limits, "limits");
         return this;
     }
 
@@ -220,6 +228,11 @@ public final class EngineContext {
 
     NanoClock clock() {
         return clock;
+    }
+
+    /** The limits in force. */
+    public EngineLimits limits() {
+        return limits;
     }
 
     AgentGroup agents() {

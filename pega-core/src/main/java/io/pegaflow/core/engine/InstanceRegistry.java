@@ -30,11 +30,14 @@ final class InstanceRegistry {
      * mismatch.
      *
      * @throws EngineException PERMISSION_DENIED (see {@link #notOwner}), FAILED_PRECONDITION {@code "topology
-     *     mismatch: ..."}
+     *     mismatch: ..."}, RESOURCE_EXHAUSTED when a new one would pass {@code pega.limits.instances}
      */
-    Instance getOrCreate(String id, String namespace, int tpSize, int worldSize, int numLayers, Principal caller) {
-        Instance instance =
-                instances.computeIfAbsent(id, k -> new Instance(k, namespace, tpSize, worldSize, numLayers, caller));
+    Instance getOrCreate(
+            String id, String namespace, int tpSize, int worldSize, int numLayers, Principal caller, int maxInstances) {
+        Instance instance = instances.computeIfAbsent(id, k -> {
+            requireRoomForAnother(maxInstances);
+            return new Instance(k, namespace, tpSize, worldSize, numLayers, caller);
+        });
         if (!instance.owner().equals(caller)) {
             throw notOwner(id);
         }
@@ -43,6 +46,16 @@ final class InstanceRegistry {
                     + ", world=" + instance.worldSize() + "; requested tp=" + tpSize + ", world=" + worldSize);
         }
         return instance;
+    }
+
+    /** @throws EngineException RESOURCE_EXHAUSTED when {@code maxInstances} are live */
+    void requireRoomForAnother(int maxInstances) {
+        if (instances.size() >= maxInstances) {
+            throw EngineLimits.exhausted(
+                    "no more instances can be registered (" + instances.size() + " live)",
+                    "pega.limits.instances",
+                    maxInstances);
+        }
     }
 
     Instance remove(String instanceId) {

@@ -85,9 +85,13 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
 
     private volatile RestoreReport lastRestore = RestoreReport.NONE;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final EngineLimits limits;
+    private final RegistrationBudget budget;
 
     private PegaEngine(EngineContext ctx) {
         this.config = ctx.config();
+        this.limits = ctx.limits();
+        this.budget = new RegistrationBudget(limits);
         this.pool = ctx.pool();
         this.backend = ctx.backend();
         this.tiers = ctx.chain();
@@ -97,7 +101,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         this.detached = new DetachedInstances(clock);
         this.detachedIdleNanos = ctx.detachedIdleTimeout().toNanos();
         this.cache = new BlockCache(ctx.admission());
-        this.leases = new LeaseTable(clock, config.leaseTtl().toNanos());
+        this.leases = new LeaseTable(clock, config.leaseTtl().toNanos(), limits.leasesPerInstance());
         this.transferLocks =
                 new TransferLockTable(clock, ctx.transferLockTimeout().toNanos());
         IndexAnnouncements announcements = new IndexAnnouncements(ctx.indexListeners());
@@ -110,12 +114,21 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
             announcements.sealed(namespace, keys);
         });
         this.reclaimer = new PoolReclaimer(pool, cache, metrics, config.evictionBatch(), announcements, sealer);
-        this.prefetch = new PrefetchTable(tiers, reclaimer, cache, metrics, clock);
+        this.prefetch = new PrefetchTable(tiers, reclaimer, cache, metrics, clock, limits.prefetchesPerInstance());
         this.savePath = new SavePath(
-                instances, cache, reclaimer, sealer, metrics, clock, config.blockwiseAlloc(), config.saveDeadline());
+                instances,
+                cache,
+                reclaimer,
+                sealer,
+                metrics,
+                clock,
+                config.blockwiseAlloc(),
+                config.saveDeadline(),
+                RequestShare.of(pool, limits.requestPoolShare()));
         this.loadPath = new LoadPath(instances, leases, metrics, clock);
         this.queryPath = new QueryPath(instances, cache, leases, metrics, prefetch);
-        this.registerPath = new RegisterPath(instances, backend, config.hostAlignmentBytes(), agents, registrationLog);
+        this.registerPath = new RegisterPath(
+                instances, backend, config.hostAlignmentBytes(), agents, registrationLog, budget, limits.instances());
         long interval = config.maintenanceInterval().toNanos();
         this.maintenance = new AgentRunner(
                 new MaintenanceAgent(clock, interval, this::runMaintenance),
@@ -496,6 +509,21 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         return lastRestore;
     }
 
+    /** The limits in force ({@code pega.limits.*}). */
+    public EngineLimits limits() {
+        return limits;
+    }
+
+    /** Device contexts registered over all instances (each runs {@link EngineLimits#LANES_PER_DEVICE} lanes). */
+    public int deviceCount() {
+        return budget.devices();
+    }
+
+    /** Layer mappings held over all instances. */
+    public long mappedObjectCount() {
+        return budget.mappedObjects();
+    }
+
     public String backendName() {
         return backend.name();
     }
@@ -528,7 +556,9 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         if (instance != null) {
             tensors = 0;
             for (DeviceContext device : instance.detachDevices()) {
+                int layers = device.layers().size();
                 tensors += device.closeAndCount();
+                budget.release(layers);
             }
         }
         detached.remove(instanceId);

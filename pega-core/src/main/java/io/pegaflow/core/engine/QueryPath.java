@@ -72,7 +72,14 @@ final class QueryPath {
         int hits = cache.prefix(keys, found);
         if (tiered && hits < requested) {
             List<SealedBlock> prefix = new ArrayList<>(Arrays.asList(found).subList(0, hits));
-            if (prefetch.start(instanceId, reqId, keys, prefix)) {
+            boolean started;
+            try {
+                started = prefetch.start(instanceId, reqId, keys, prefix);
+            } catch (EngineException e) {
+                prefix.forEach(SealedBlock::release); // refused: the references are still ours
+                throw e;
+            }
+            if (started) {
                 return QueryOutcome.LOADING; // attributed when the fetch is delivered
             }
         }
@@ -91,7 +98,15 @@ final class QueryPath {
         }
         // The all-hit case hands the lookup array itself to the lease: no copy of N references.
         SealedBlock[] leased = hits == blocks.length ? blocks : Arrays.copyOf(blocks, hits);
-        LeaseId id = leases.create(instance.id(), leased, instance.worldSize());
+        LeaseId id;
+        try {
+            id = leases.create(instance.id(), leased, instance.worldSize());
+        } catch (EngineException e) {
+            for (SealedBlock block : leased) {
+                block.release(); // refused: the references are still ours
+            }
+            throw e;
+        }
         return QueryOutcome.ready(hits, id.toBytes());
     }
 

@@ -21,7 +21,8 @@ import java.util.Map;
  * create or join the instance and install the device context.
  *
  * <p>Unlike the reference, a failure part-way never leaves mappings behind: every layer mapped by a failed request
- * is closed before the error is returned.
+ * is closed before the error is returned. The device and its layers are reserved against {@link EngineLimits} before
+ * anything is mapped; the engine gives them back when the device context is torn down.
  */
 final class RegisterPath {
     private final InstanceRegistry instances;
@@ -29,14 +30,20 @@ final class RegisterPath {
     private final long hostAlignmentBytes;
     private final AgentGroup agents;
     private final RegistrationLog log;
+    private final RegistrationBudget budget;
+    private final int maxInstances;
 
     RegisterPath(
             InstanceRegistry instances,
             DeviceBackend backend,
             long hostAlignmentBytes,
             AgentGroup agents,
-            RegistrationLog log) {
+            RegistrationLog log,
+            RegistrationBudget budget,
+            int maxInstances) {
         this.instances = instances;
+        this.budget = budget;
+        this.maxInstances = maxInstances;
         this.agents = agents;
         this.backend = backend;
         this.hostAlignmentBytes = hostAlignmentBytes;
@@ -52,6 +59,10 @@ final class RegisterPath {
         int n = c.layerNames().size();
         List<LayerMemory> mapped = new ArrayList<>(n);
         Caller caller = new Caller(c.instanceId(), c.callerUid());
+        if (instances.get(c.instanceId()) == null) {
+            instances.requireRoomForAnother(maxInstances); // checked again, atomically, when it is created
+        }
+        budget.reserve(n);
         boolean installed = false;
         try {
             for (int i = 0; i < n; i++) {
@@ -76,7 +87,8 @@ final class RegisterPath {
                     (int) c.tpSize(),
                     (int) c.worldSize(),
                     (int) c.numLayers(),
-                    c.principal());
+                    c.principal(),
+                    maxInstances);
             if (c.tpRank() >= instance.tpSize()) {
                 throw EngineException.invalidArgument(
                         "tp_rank " + c.tpRank() + " out of range (tp_size " + instance.tpSize() + ")");
@@ -116,12 +128,14 @@ final class RegisterPath {
             if (!instance.addDevice(context)) {
                 context.close();
                 installed = true; // context.close() closed the mappings already
+                budget.release(n);
                 throw deviceExists(c.deviceId());
             }
             installed = true;
         } finally {
             if (!installed) {
                 mapped.forEach(LayerMemory::close);
+                budget.release(n);
             }
         }
     }

@@ -38,6 +38,7 @@ final class SavePath {
     private final NanoClock clock;
     private final boolean blockwise;
     private final long deadlineNanos;
+    private final RequestShare share;
 
     SavePath(
             InstanceRegistry instances,
@@ -47,7 +48,9 @@ final class SavePath {
             EngineMetrics metrics,
             NanoClock clock,
             boolean blockwise,
-            Duration deadline) {
+            Duration deadline,
+            RequestShare share) {
+        this.share = share;
         this.instances = instances;
         this.cache = cache;
         this.reclaimer = reclaimer;
@@ -125,6 +128,7 @@ final class SavePath {
         if (keys == null || work.isEmpty()) {
             return;
         }
+        requireShare(instanceId, work);
         boolean copyOwnsAllocations = false;
         try {
             RangePlan plan = allocateAndPlan(work);
@@ -338,6 +342,20 @@ final class SavePath {
             }
         }
         return plan;
+    }
+
+    /** The request's real pool footprint against its share, before a single allocation (so before any eviction). */
+    private void requireShare(String instanceId, List<LayerWork> work) {
+        long needed = 0;
+        long largest = 0;
+        for (LayerWork w : work) {
+            long seg = w.layer.hostSegmentBytes();
+            long perPlane = RequestShare.saturatingProduct(seg, w.count);
+            needed = RequestShare.saturatingSum(
+                    needed, w.layer.isSplit() ? RequestShare.saturatingSum(perPlane, perPlane) : perPlane);
+            largest = Math.max(largest, blockwise ? seg : perPlane);
+        }
+        share.check(instanceId, needed, largest);
     }
 
     private long hostAddress(PinnedAllocation[] allocs, int i, long seg) {

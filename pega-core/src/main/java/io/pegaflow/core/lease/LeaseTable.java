@@ -3,6 +3,7 @@ package io.pegaflow.core.lease;
 import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.block.SealedBlock;
 import io.pegaflow.core.error.EngineException;
+import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -24,6 +25,8 @@ public final class LeaseTable {
     private final long ttlNanos;
     // Insertion order is expiry order (one TTL, monotonic clock), so a sweep stops at the first live lease.
     private final Map<LeaseId, Lease> leases = new LinkedHashMap<>();
+    private final Map<String, Integer> perInstance = new HashMap<>();
+    private final int maxPerInstance;
 
     private static final class Lease {
         final String instanceId;
@@ -46,14 +49,22 @@ public final class LeaseTable {
     }
 
     public LeaseTable(NanoClock clock, long ttlNanos) {
+        this(clock, ttlNanos, Integer.MAX_VALUE);
+    }
+
+    /** @param maxPerInstance live leases one instance may hold ({@code pega.limits.leases-per-instance}) */
+    public LeaseTable(NanoClock clock, long ttlNanos, int maxPerInstance) {
         this.clock = clock;
         this.ttlNanos = ttlNanos;
+        this.maxPerInstance = maxPerInstance;
     }
 
     /**
-     * Creates a lease that takes over the caller's references to {@code blocks} (non-empty).
+     * Creates a lease that takes over the caller's references to {@code blocks} (non-empty). When the instance holds
+     * its maximum of leases the call fails and the references stay the caller's.
      *
      * @param consumers how many loads may use it: {@code max(1, world_size)}
+     * @throws EngineException RESOURCE_EXHAUSTED naming {@code pega.limits.leases-per-instance}
      */
     public LeaseId create(String instanceId, SealedBlock[] blocks, int consumers) {
         if (blocks.length == 0) {
@@ -62,11 +73,17 @@ public final class LeaseTable {
         long now = clock.nanoTime();
         synchronized (this) {
             sweepLocked(now);
+            int held = perInstance.getOrDefault(instanceId, 0);
+            if (held >= maxPerInstance) {
+                throw EngineException.resourceExhausted("instance " + instanceId + " holds " + held
+                        + " query leases, release some first: pega.limits.leases-per-instance is " + maxPerInstance);
+            }
             LeaseId id;
             do {
                 id = LeaseId.random();
             } while (leases.containsKey(id));
             leases.put(id, new Lease(instanceId, blocks, Math.max(1, consumers), now + ttlNanos));
+            perInstance.merge(instanceId, 1, Integer::sum);
             return id;
         }
     }
@@ -97,6 +114,7 @@ public final class LeaseTable {
                 return lease.blocks.clone();
             }
             leases.remove(id);
+            forget(lease);
             return lease.blocks;
         }
     }
@@ -107,6 +125,9 @@ public final class LeaseTable {
         synchronized (this) {
             sweepLocked(clock.nanoTime());
             lease = leases.remove(id);
+            if (lease != null) {
+                forget(lease);
+            }
         }
         if (lease == null) {
             return false;
@@ -127,6 +148,7 @@ public final class LeaseTable {
                     removed.add(lease);
                 }
             }
+            perInstance.remove(instanceId);
         }
         removed.forEach(Lease::releaseBlocks);
         return removed.size();
@@ -148,6 +170,7 @@ public final class LeaseTable {
                 break;
             }
             it.remove();
+            forget(lease);
             lease.releaseBlocks();
             n++;
         }
@@ -158,12 +181,22 @@ public final class LeaseTable {
         return leases.size();
     }
 
+    /** Live leases of one instance. */
+    public synchronized int sizeOf(String instanceId) {
+        return perInstance.getOrDefault(instanceId, 0);
+    }
+
+    private void forget(Lease lease) {
+        perInstance.computeIfPresent(lease.instanceId, (k, n) -> n == 1 ? null : n - 1);
+    }
+
     /** Ends every lease (engine shutdown). */
     public int clear() {
         java.util.List<Lease> removed;
         synchronized (this) {
             removed = new java.util.ArrayList<>(leases.values());
             leases.clear();
+            perInstance.clear();
         }
         removed.forEach(Lease::releaseBlocks);
         return removed.size();

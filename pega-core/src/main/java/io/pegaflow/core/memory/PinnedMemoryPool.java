@@ -163,6 +163,11 @@ public final class PinnedMemoryPool implements AutoCloseable {
         return capacityBytes;
     }
 
+    /** The largest single allocation the pool could ever serve (one shard's allocatable bytes), free or not. */
+    public long maxAllocationBytes() {
+        return shards[0].capacityBytes();
+    }
+
     /** Bytes held by live allocations, at their rounded sizes. */
     public long usedBytes() {
         return usedBytes.get();

@@ -5,6 +5,7 @@ import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.SealedBlock;
 import io.pegaflow.core.cache.BlockCache;
 import io.pegaflow.core.cache.InsertOutcome;
+import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.metrics.EngineCounter;
 import io.pegaflow.core.metrics.EngineMetrics;
 import java.util.ArrayList;
@@ -35,6 +36,7 @@ public final class PrefetchTable {
     private final EngineMetrics metrics;
     private final NanoClock clock;
     private final Map<TaskKey, Task> tasks = new HashMap<>();
+    private final int maxPerInstance;
 
     private record TaskKey(String instanceId, String reqId) {}
 
@@ -69,6 +71,18 @@ public final class PrefetchTable {
 
     public PrefetchTable(
             TierChain chain, ReclaimingAllocator memory, BlockCache cache, EngineMetrics metrics, NanoClock clock) {
+        this(chain, memory, cache, metrics, clock, Integer.MAX_VALUE);
+    }
+
+    /** @param maxPerInstance tasks one instance may have running ({@code pega.limits.prefetches-per-instance}) */
+    public PrefetchTable(
+            TierChain chain,
+            ReclaimingAllocator memory,
+            BlockCache cache,
+            EngineMetrics metrics,
+            NanoClock clock,
+            int maxPerInstance) {
+        this.maxPerInstance = maxPerInstance;
         this.chain = chain;
         this.memory = memory;
         this.cache = cache;
@@ -125,14 +139,18 @@ public final class PrefetchTable {
     }
 
     /**
-     * Starts a fetch of the keys after {@code prefix}; the task takes over the prefix references.
+     * Starts a fetch of the keys after {@code prefix}; the task takes over the prefix references (unless it throws:
+     * then they stay the caller's).
      *
      * @return false when there is no backing tier (the caller answers from RAM alone)
+     * @throws EngineException RESOURCE_EXHAUSTED when the instance already runs its maximum of tasks (a task for the
+     *     same req_id, which this one replaces, does not count)
      */
     public boolean start(String instanceId, String reqId, List<BlockKey> keys, List<SealedBlock> prefix) {
         if (chain.isEmpty()) {
             return false;
         }
+        requireRoom(instanceId, reqId);
         List<BlockKey> owned = List.copyOf(keys);
         CompletableFuture<TierChain.Fetched> fetch =
                 chain.fetchPrefix(owned.subList(prefix.size(), owned.size()), memory);
@@ -183,6 +201,19 @@ public final class PrefetchTable {
 
     public synchronized int size() {
         return tasks.size();
+    }
+
+    private synchronized void requireRoom(String instanceId, String reqId) {
+        int running = 0;
+        for (TaskKey key : tasks.keySet()) {
+            if (key.instanceId().equals(instanceId) && !key.reqId().equals(reqId)) {
+                running++;
+            }
+        }
+        if (running >= maxPerInstance) {
+            throw EngineException.resourceExhausted("instance " + instanceId + " has " + running
+                    + " prefetches running: pega.limits.prefetches-per-instance is " + maxPerInstance);
+        }
     }
 
     public boolean hasTier() {

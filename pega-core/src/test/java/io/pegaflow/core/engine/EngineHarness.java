@@ -52,9 +52,15 @@ final class EngineHarness implements AutoCloseable {
 
     /** As above, the engine's agents reporting to {@code agents}. */
     EngineHarness(EngineConfig config, List<BackingTier> tiers, AgentGroup agents) {
+        this(config, tiers, agents, EngineLimits.DEFAULTS);
+    }
+
+    /** As above, with {@code limits}. */
+    EngineHarness(EngineConfig config, List<BackingTier> tiers, AgentGroup agents, EngineLimits limits) {
         NanoClock clock = nanos::get;
         EngineContext context = new EngineContext()
                 .agents(agents)
+                .limits(limits)
                 .config(config)
                 .pool(PinnedMemoryPool.create(config.pool()))
                 .backend(backend)

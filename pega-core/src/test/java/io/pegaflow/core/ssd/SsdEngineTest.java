@@ -9,6 +9,7 @@ import io.pegaflow.core.device.ProcessUid;
 import io.pegaflow.core.device.host.HostDeviceBackend;
 import io.pegaflow.core.engine.EngineConfig;
 import io.pegaflow.core.engine.EngineContext;
+import io.pegaflow.core.engine.EngineLimits;
 import io.pegaflow.core.engine.LayerSave;
 import io.pegaflow.core.engine.LeaseLoad;
 import io.pegaflow.core.engine.PegaEngine;
@@ -163,6 +164,8 @@ class SsdEngineTest {
                 .pool(pool)
                 .backend(new HostDeviceBackend())
                 .admission(AdmissionPolicy.ALWAYS)
+                // The filler Saves of these cases fill most of the small pool on purpose: no per-request share.
+                .limits(new EngineLimits(1.0, 256, 16384, 512, 1024, 16384, 1024))
                 .tier(tier)
                 .spill(store));
     }

@@ -115,6 +115,7 @@ public class EngineConfiguration {
     PegaEngine pegaEngine(
             EngineConfig config,
             PegaProperties p,
+            LimitsProperties limits,
             AgentGroup agents,
             ObjectProvider<AdmissionPolicy> admission,
             ObjectProvider<BackingTier> tiers,
@@ -140,6 +141,7 @@ public class EngineConfiguration {
                 .pool(pool)
                 .backend(backend)
                 .clock(NanoClock.SYSTEM)
+                .limits(limits.toEngineLimits())
                 .agents(agents);
         admission.ifAvailable(context::admission);
         try {
