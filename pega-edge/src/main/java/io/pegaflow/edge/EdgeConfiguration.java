@@ -1,7 +1,9 @@
 package io.pegaflow.edge;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.pegaflow.edge.access.AdminAccess;
 import io.pegaflow.edge.access.AdminCallerInterceptor;
+import io.pegaflow.edge.access.AdmissionValve;
 import io.pegaflow.edge.access.SocketPeerValve;
 import io.pegaflow.edge.lifecycle.ShutdownCoordinator;
 import io.pegaflow.edge.metrics.CatalogMeters;
@@ -60,9 +62,10 @@ public class EdgeConfiguration {
         return new AdminCallerInterceptor();
     }
 
+    /** Records each request's socket peer, then refuses what the admin rule would refuse before a body is read. */
     @Bean
-    WebServerFactoryCustomizer<ConfigurableTomcatWebServerFactory> socketPeerValve() {
-        return factory -> factory.addEngineValves(new SocketPeerValve());
+    WebServerFactoryCustomizer<ConfigurableTomcatWebServerFactory> socketPeerValve(ObjectProvider<AdminAccess> access) {
+        return factory -> factory.addEngineValves(new SocketPeerValve(), new AdmissionValve(access));
     }
 
     @Bean

@@ -5,7 +5,10 @@ import io.pegaflow.core.engine.CleanupResult;
 import io.pegaflow.core.engine.MemoryCleanupResult;
 import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.edge.access.AdminAccess;
+import io.pegaflow.edge.access.AdmissionValve;
 import jakarta.servlet.http.HttpServletRequest;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -16,18 +19,18 @@ import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PostMapping;
-import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.util.UriComponentsBuilder;
 
 /**
  * The reference's HTTP operations surface (spec/engine-api.md §9) with its paths and JSON shapes. Mutating
  * endpoints ask the one {@link AdminAccess} rule (a loopback socket peer, or {@code Authorization: Bearer
- * <pega.admin.token>}); the reference served them to anyone.
+ * <pega.admin.token>}); the reference served them to anyone. {@link AdmissionValve} has refused a caller the rule
+ * would refuse before any body was read; parameters come from the query string only.
  */
 @RestController
 class OperationsController {
-    static final String DENIED =
-            "mutating endpoints need 'Authorization: Bearer <pega.admin.token>' from a remote caller";
+    static final String DENIED = AdmissionValve.DENIED;
     private static final Logger LOG = LoggerFactory.getLogger(OperationsController.class);
     private final PegaEngine engine;
     private final PrometheusMeterRegistry prometheus;
@@ -55,12 +58,12 @@ class OperationsController {
     }
 
     @PostMapping(path = "/instances/cleanup")
-    ResponseEntity<?> cleanupInstances(
-            @RequestParam(name = "id", required = false) String id, HttpServletRequest request) {
+    ResponseEntity<?> cleanupInstances(HttpServletRequest request) {
         ResponseEntity<?> denied = authorize(request);
         if (denied != null) {
             return denied;
         }
+        String id = queryParameter(request, "id");
         CleanupResult result = engine.cleanupInstances(id);
         if (result == null) {
             return ResponseEntity.status(HttpStatus.NOT_FOUND)
@@ -98,6 +101,23 @@ class OperationsController {
         body.put("reclaimed_bytes", r.reclaimedBytes());
         body.put("still_referenced_blocks", r.stillReferencedBlocks());
         return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(body);
+    }
+
+    /**
+     * A parameter from the query string alone. {@code getParameter} would read a form body too, which is what let slow
+     * bodies hold workers (issue #10, defect 7); the endpoints take no body.
+     */
+    static String queryParameter(HttpServletRequest request, String name) {
+        String query = request.getQueryString();
+        if (query == null) {
+            return null;
+        }
+        String value = UriComponentsBuilder.newInstance()
+                .query(query)
+                .build()
+                .getQueryParams()
+                .getFirst(name);
+        return value == null ? null : URLDecoder.decode(value, StandardCharsets.UTF_8);
     }
 
     private ResponseEntity<?> authorize(HttpServletRequest request) {
