@@ -32,7 +32,8 @@ import org.springframework.boot.test.context.SpringBootTest;
             "server.address=0.0.0.0",
             "pega.pool.size=16MB",
             "pega.device.backend=host",
-            "pega.admin.token=" + ActuatorOperationsTest.TOKEN
+            "pega.admin.token=" + ActuatorOperationsTest.TOKEN,
+            "management.endpoints.web.exposure.include=health,info,prometheus,loggers"
         })
 @Timeout(120)
 class ActuatorOperationsTest {
