@@ -16,4 +16,7 @@
  * metaserver's domain. Anything specific to one app stays in that app. {@link io.pegaflow.edge.EdgeConfiguration} is
  * imported by both applications.
  */
+@NullMarked
 package io.pegaflow.edge;
+
+import org.jspecify.annotations.NullMarked;

@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The one rule for mutating operations (the Shutdown RPC, the HTTP cleanup endpoints, and whatever an admin API adds):
@@ -26,7 +27,8 @@ public final class AdminAccess {
     private static final Pattern IPV4_LITERAL = Pattern.compile("\\d{1,3}(\\.\\d{1,3}){3}");
     private static final String BEARER = "Bearer ";
 
-    private final byte[] expected;
+    /** The digest of {@code Bearer <token>}; null when no token is configured. */
+    private final byte @Nullable [] expected;
 
     /** @param token the admin bearer token; empty means no token: only local callers are admitted */
     public AdminAccess(String token) {
@@ -44,7 +46,7 @@ public final class AdminAccess {
      * @param peer the connection's remote address; {@code null} (unknown) counts as remote
      * @param authorization the caller's {@code Authorization} value, or {@code null}
      */
-    public boolean permits(SocketAddress peer, String authorization) {
+    public boolean permits(@Nullable SocketAddress peer, @Nullable String authorization) {
         return isLocal(peer) || presentsToken(authorization);
     }
 
@@ -61,12 +63,12 @@ public final class AdminAccess {
         return permits(socket, request.getHeader("Authorization"));
     }
 
-    private boolean presentsToken(String authorization) {
+    private boolean presentsToken(@Nullable String authorization) {
         return expected != null && authorization != null && MessageDigest.isEqual(expected, sha256(authorization));
     }
 
     /** Loopback, or a transport that cannot leave the host (in-process, Unix domain). */
-    static boolean isLocal(SocketAddress peer) {
+    static boolean isLocal(@Nullable SocketAddress peer) {
         if (peer instanceof InetSocketAddress inet) {
             InetAddress a = inet.getAddress();
             return a != null && a.isLoopbackAddress();
@@ -75,7 +77,7 @@ public final class AdminAccess {
     }
 
     /** A numeric address as Tomcat reports the peer; anything else (a host name) is not resolved. */
-    static InetAddress literal(String text) {
+    static @Nullable InetAddress literal(String text) {
         if (!text.contains(":") && !IPV4_LITERAL.matcher(text).matches()) {
             return null;
         }

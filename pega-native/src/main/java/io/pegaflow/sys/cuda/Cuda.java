@@ -4,6 +4,7 @@ import com.sun.jna.NativeLibrary;
 import com.sun.jna.Pointer;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Checked access to the CUDA driver API. Every method calls one driver function, checks its {@code CUresult} and
@@ -68,7 +69,8 @@ public final class Cuda {
         }
     }
 
-    private static volatile Availability availability;
+    /** Null until the first probe (double-checked: the probe loads a library once per process). */
+    private static volatile @Nullable Availability availability;
 
     private Cuda() {}
 
@@ -86,10 +88,12 @@ public final class Cuda {
             return a;
         }
         synchronized (Cuda.class) {
-            if (availability == null) {
-                availability = probeLibrary(libraryName());
+            Availability found = availability;
+            if (found == null) {
+                found = probeLibrary(libraryName());
+                availability = found;
             }
-            return availability;
+            return found;
         }
     }
 

@@ -2,6 +2,7 @@ package io.pegaflow.sys.cuda;
 
 import com.sun.jna.NativeLibrary;
 import io.pegaflow.sys.OffHeap;
+import org.jspecify.annotations.Nullable;
 
 /**
  * {@code cuMemcpyBatchAsync} (CUDA 13 signature, no {@code failIdx}): many pointer-to-pointer copies enqueued on one
@@ -21,7 +22,8 @@ public final class CudaBatchCopy {
     /** Oldest driver that exports the signature bound here. */
     public static final int MIN_DRIVER_VERSION = 13000;
 
-    private static volatile String unavailable;
+    /** Null until the first probe; then empty (usable) or the reason. */
+    private static volatile @Nullable String unavailable;
 
     private CudaBatchCopy() {}
 
@@ -32,10 +34,12 @@ public final class CudaBatchCopy {
             return u;
         }
         synchronized (CudaBatchCopy.class) {
-            if (unavailable == null) {
-                unavailable = probe();
+            String found = unavailable;
+            if (found == null) {
+                found = probe();
+                unavailable = found;
             }
-            return unavailable;
+            return found;
         }
     }
 
