@@ -5,4 +5,7 @@
  * in-memory block-owner index and the sweep), {@code .node} (node sessions, fencing, persistence through JDBC),
  * {@code .config} (properties and wiring), {@code .web} (HTTP health, metrics and the node list).
  */
+@NullMarked
 package io.pegaflow.metaserver;
+
+import org.jspecify.annotations.NullMarked;

@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A Java process of a test's own, for what an in-process server cannot survive or show: SIGKILL, {@code System.exit},
@@ -104,7 +105,7 @@ public final class ChildJvm implements AutoCloseable {
     }
 
     /** The body of a GET to {@code 127.0.0.1:port}, or null when nothing answers (yet). */
-    public static String httpGet(int port, String path) {
+    public static @Nullable String httpGet(int port, String path) {
         try {
             return HTTP.send(
                             HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))

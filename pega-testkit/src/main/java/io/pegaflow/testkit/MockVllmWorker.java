@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Plays the worker role of the reference vLLM connector (spec/engine-api.md §8.4) against a real server over gRPC,
@@ -303,7 +304,7 @@ public final class MockVllmWorker implements AutoCloseable {
      * The first difference between the owned bytes of {@code blockIds} and {@code pattern} (all zero when null), or
      * empty when every byte matches.
      */
-    public Optional<String> firstMismatch(List<Integer> blockIds, BlockPattern pattern) {
+    public Optional<String> firstMismatch(List<Integer> blockIds, @Nullable BlockPattern pattern) {
         for (LayerRegion layer : layers) {
             BlockPattern slotPattern = pattern == null ? null : pattern.forSlot(layer.name(), tpRank);
             int rangeBytes = rangeBytes(layer);
@@ -506,7 +507,12 @@ public final class MockVllmWorker implements AutoCloseable {
             }
         }
 
-        private record PendingLayer(List<String> names, KvLayout layout, ShmDeviceMemory memory, long offsetBytes) {
+        /** {@code memory} is null when the worker allocates the layer's own shm object at build time. */
+        private record PendingLayer(
+                List<String> names,
+                KvLayout layout,
+                @Nullable ShmDeviceMemory memory,
+                long offsetBytes) {
             void addRegions(List<LayerRegion> regions, List<ShmDeviceMemory> owned) {
                 if (memory != null) {
                     regions.add(new LayerRegion(names.get(0), layout, memory, offsetBytes));

@@ -17,4 +17,7 @@
  *   <li>{@link io.pegaflow.testkit.TestkitTimeoutException}: a wait ran out of time.
  * </ul>
  */
+@NullMarked
 package io.pegaflow.testkit;
+
+import org.jspecify.annotations.NullMarked;

@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.boot.health.contributor.Health;
@@ -20,7 +21,9 @@ final class DatabaseFileHealthIndicator implements HealthIndicator {
     private static final Logger LOG = LoggerFactory.getLogger(DatabaseFileHealthIndicator.class);
 
     private final Path file;
-    private final Object fileKey;
+    /** The file's identity at start; null when it could not be read (then the file counts as gone). */
+    private final @Nullable Object fileKey;
+
     private final AtomicBoolean reported = new AtomicBoolean();
 
     DatabaseFileHealthIndicator(Path file) {
@@ -42,7 +45,8 @@ final class DatabaseFileHealthIndicator implements HealthIndicator {
         return Health.down().withDetail("reason", reason).build();
     }
 
-    private static Object keyOf(Path file) {
+    /** The file's identity (inode) where the file system has one; null when it cannot be read. */
+    private static @Nullable Object keyOf(Path file) {
         try {
             return Files.readAttributes(file, BasicFileAttributes.class).fileKey();
         } catch (IOException e) {

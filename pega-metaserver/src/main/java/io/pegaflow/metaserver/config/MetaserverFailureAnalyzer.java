@@ -4,6 +4,7 @@ import java.lang.reflect.RecordComponent;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.bind.UnboundConfigurationPropertiesException;
 import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.boot.diagnostics.FailureAnalysis;
@@ -25,7 +26,7 @@ public final class MetaserverFailureAnalyzer implements FailureAnalyzer, Ordered
     }
 
     @Override
-    public FailureAnalysis analyze(Throwable failure) {
+    public @Nullable FailureAnalysis analyze(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause()) {
             if (t instanceof UnboundConfigurationPropertiesException unbound) {
                 return unknownKeys(unbound, failure);
@@ -56,8 +57,8 @@ public final class MetaserverFailureAnalyzer implements FailureAnalyzer, Ordered
     }
 
     /** The closest key of {@link MetaserverProperties}, or null when none is within a typo or two. */
-    static String suggest(String unknown) {
-        String best = null;
+    static @Nullable String suggest(String unknown) {
+        @Nullable String best = null;
         int bestDistance = Integer.MAX_VALUE;
         for (RecordComponent c : MetaserverProperties.class.getRecordComponents()) {
             String known = PREFIX + c.getName().replaceAll("([A-Z])", "-$1").toLowerCase(Locale.ROOT);

@@ -5,6 +5,7 @@ import io.grpc.Status;
 import io.grpc.StatusException;
 import io.pegaflow.metaserver.node.SessionRejectedException;
 import io.pegaflow.proto.ext.MetaserverMetadata;
+import org.jspecify.annotations.Nullable;
 import org.springframework.grpc.server.exception.GrpcExceptionHandler;
 
 /**
@@ -15,7 +16,7 @@ import org.springframework.grpc.server.exception.GrpcExceptionHandler;
 final class MetaserverExceptionHandler implements GrpcExceptionHandler {
 
     @Override
-    public StatusException handleException(Throwable exception) {
+    public @Nullable StatusException handleException(Throwable exception) {
         if (!(exception instanceof SessionRejectedException e)) {
             return null;
         }

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.atomic.LongAdder;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The block-owner index: {@code (namespace, hash) -> owners}, soft state in memory, rebuilt by servers re-announcing
@@ -49,7 +50,7 @@ public final class BlockOwnerIndex {
         this.owners = cache.asMap();
     }
 
-    private void onEvicted(BlockKey key, OwnerRecord[] records, RemovalCause cause) {
+    private void onEvicted(@Nullable BlockKey key, OwnerRecord @Nullable [] records, RemovalCause cause) {
         if (records != null) {
             for (OwnerRecord record : records) {
                 count(record.session(), -1);
@@ -129,15 +130,15 @@ public final class BlockOwnerIndex {
     public List<PrefixMatch> queryPrefix(String namespace, List<ByteString> hashes, long nowMs) {
         // Only nodes visible at hash 0 can have a non-zero prefix, so parallel arrays sized by the first hash's
         // owners (a handful) replace a hash map, and sessions compare by identity: one current session per address.
-        NodeSession[] nodes = null;
-        int[] counts = null;
+        NodeSession @Nullable [] nodes = null;
+        int @Nullable [] counts = null;
         int nodeCount = 0;
         for (int i = 0; i < hashes.size(); i++) {
             OwnerRecord[] records = owners.get(new BlockKey(namespace, hashes.get(i)));
             if (records == null) {
                 break;
             }
-            if (nodes == null) {
+            if (nodes == null || counts == null) {
                 nodes = new NodeSession[records.length];
                 counts = new int[records.length];
             }
@@ -167,6 +168,9 @@ public final class BlockOwnerIndex {
             if (!anyAdvanced) {
                 break;
             }
+        }
+        if (nodes == null || counts == null) {
+            return new ArrayList<>(); // no owner of the first hash
         }
         List<PrefixMatch> result = new ArrayList<>(nodeCount);
         for (int j = 0; j < nodeCount; j++) {
@@ -252,7 +256,7 @@ public final class BlockOwnerIndex {
         ownerCount.add(delta);
     }
 
-    private static OwnerRecord[] without(OwnerRecord[] current, int index) {
+    private static OwnerRecord @Nullable [] without(OwnerRecord[] current, int index) {
         if (current.length == 1) {
             return null; // the key goes away with its last owner
         }

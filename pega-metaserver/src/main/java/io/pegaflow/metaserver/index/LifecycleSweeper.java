@@ -4,6 +4,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.SmartLifecycle;
@@ -24,7 +25,8 @@ public final class LifecycleSweeper implements SmartLifecycle {
     private final LongAdder removedOwners = new LongAdder();
     private final LongAdder removedKeys = new LongAdder();
     private final LongAdder removedNodes = new LongAdder();
-    private volatile ScheduledExecutorService executor;
+    /** Null while stopped. */
+    private volatile @Nullable ScheduledExecutorService executor;
 
     public LifecycleSweeper(MetaStore store, long sweepIntervalMs, long refreshIntervalMs, long fenceRetentionMs) {
         this.store = store;

@@ -11,6 +11,7 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.dao.DuplicateKeyException;
@@ -39,7 +40,12 @@ public final class NodeRegistry {
         TAKEOVER
     }
 
-    private record Decision(HeartbeatOutcome outcome, NodeRow row, Reason rejection, String detail) {}
+    /** Either a rejection (and no outcome or row) or an outcome with the node's row. */
+    private record Decision(
+            @Nullable HeartbeatOutcome outcome,
+            @Nullable NodeRow row,
+            @Nullable Reason rejection,
+            String detail) {}
 
     private final JdbcNodeStore store;
     private final Clock clock;
@@ -83,26 +89,32 @@ public final class NodeRegistry {
                 // Another replica registered the address between our read and our insert: decide again.
                 decision = store.inTransaction(() -> decideHeartbeat(url, id, nowMs));
             }
-            if (decision.rejection() != null) {
+            Reason rejection = decision.rejection();
+            if (rejection != null) {
                 log.warn("Heartbeat rejected: node={} node_id={} ({})", url, id, decision.detail());
-                throw new SessionRejectedException(decision.rejection(), decision.detail());
+                throw new SessionRejectedException(rejection, decision.detail());
+            }
+            HeartbeatOutcome outcome = decision.outcome();
+            NodeRow row = decision.row();
+            if (outcome == null || row == null) {
+                throw new IllegalStateException("an accepted heartbeat has an outcome and a row: " + decision);
             }
             NodeSession current = sessions.get(url);
-            if (decision.outcome() == HeartbeatOutcome.REFRESHED
+            if (outcome == HeartbeatOutcome.REFRESHED
                     && current != null
                     && current.id().equals(id)
                     && !current.ended()) {
                 current.touch(nowMs);
             } else {
-                replace(url, current, sessionOf(decision.row()));
+                replace(url, current, sessionOf(row));
             }
-            if (decision.outcome() == HeartbeatOutcome.REGISTERED) {
+            if (outcome == HeartbeatOutcome.REGISTERED) {
                 log.info("Node registered: node={} node_id={}", url, id);
-            } else if (decision.outcome() == HeartbeatOutcome.TAKEOVER) {
+            } else if (outcome == HeartbeatOutcome.TAKEOVER) {
                 takeovers.increment();
                 log.info("Node session takeover: node={} new_node_id={} ({})", url, id, decision.detail());
             }
-            return decision.outcome();
+            return outcome;
         }
     }
 
@@ -264,7 +276,7 @@ public final class NodeRegistry {
         }
     }
 
-    private void replace(String url, NodeSession previous, NodeSession next) {
+    private void replace(String url, @Nullable NodeSession previous, NodeSession next) {
         sessions.put(url, next);
         if (previous != null && previous != next) {
             previous.end();
