@@ -20,6 +20,7 @@ import org.springframework.boot.web.server.WebServerFactoryCustomizer;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 import org.springframework.grpc.server.GlobalServerInterceptor;
 import org.springframework.grpc.server.exception.CompositeGrpcExceptionHandler;
 import org.springframework.grpc.server.exception.GrpcExceptionHandler;
@@ -57,9 +58,11 @@ public class EdgeConfiguration {
         return new EdgeExceptionInterceptor(new CompositeGrpcExceptionHandler(chain));
     }
 
+    /** The gRPC caller for the admin rule; the listener is loopback-only when {@code spring.grpc.server.host} is. */
     @Bean
-    AdminCallerInterceptor adminCallerInterceptor() {
-        return new AdminCallerInterceptor();
+    AdminCallerInterceptor adminCallerInterceptor(Environment environment) {
+        return new AdminCallerInterceptor(
+                AdminAccess.isLoopbackBind(environment.getProperty("spring.grpc.server.host", "*")));
     }
 
     /** Records each request's socket peer, then refuses what the admin rule would refuse before a body is read. */

@@ -12,13 +12,17 @@ import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The one rule for mutating operations (the Shutdown RPC, the HTTP cleanup endpoints, and whatever an admin API adds):
- * a caller is admitted when its <em>socket peer</em> is on this host (a loopback address, an in-process or Unix-domain
- * transport), or when it presents {@code Bearer <token>} and a token is configured. The reference admitted anyone.
+ * The one rule for mutating operations (the Shutdown RPC, the HTTP cleanup endpoints, actuator mutations, and whatever
+ * an admin API adds): a caller is admitted when it presents {@code Bearer <token>} and a token is configured, or when
+ * its <em>socket peer</em> is on this host <em>and</em> it came through a listener bound to loopback only (or through
+ * an in-process or Unix-domain transport). A listener bound to any other address (0.0.0.0 by default for HTTP) admits
+ * no one without the token, local peers included (issue #10): a pod that shares the node, a sidecar or a reverse proxy
+ * on the host all look local. Without a token such a listener refuses every mutation, and the refusal says how to
+ * enable them. The reference admitted anyone.
  *
  * <p>The peer is the address of the connection itself, never a value from {@code X-Forwarded-For} or
  * {@code Forwarded}: Spring Boot trusts those headers from private ranges when it detects Kubernetes, and any pod
- * could then claim to be 127.0.0.1. For HTTP the peer comes from {@link SocketPeerValve}, for gRPC from
+ * could then claim to be 127.0.0.1. For HTTP the peer and the listener come from {@link SocketPeerValve}, for gRPC from
  * {@link AdminCallerInterceptor}; a request that passed neither is treated as remote. The token is compared in
  * constant time (as SHA-256 digests, so not even its length leaks). Immutable and thread-safe.
  */
@@ -44,15 +48,20 @@ public final class AdminAccess {
      * The rule itself.
      *
      * @param peer the connection's remote address; {@code null} (unknown) counts as remote
+     * @param loopbackListener whether the connection came through a listener bound to a loopback address only
      * @param authorization the caller's {@code Authorization} value, or {@code null}
      */
-    public boolean permits(@Nullable SocketAddress peer, @Nullable String authorization) {
-        return isLocal(peer) || presentsToken(authorization);
+    public boolean permits(@Nullable SocketAddress peer, boolean loopbackListener, @Nullable String authorization) {
+        return presentsToken(authorization)
+                || (isLocal(peer) && (loopbackListener || !(peer instanceof InetSocketAddress)));
     }
 
     /** The rule for the gRPC call being served; needs {@link AdminCallerInterceptor} on the server. */
     public boolean permitsCurrentGrpcCall() {
-        return permits(AdminCallerInterceptor.PEER.get(), AdminCallerInterceptor.AUTHORIZATION.get());
+        return permits(
+                AdminCallerInterceptor.PEER.get(),
+                Boolean.TRUE.equals(AdminCallerInterceptor.LOOPBACK_LISTENER.get()),
+                AdminCallerInterceptor.AUTHORIZATION.get());
     }
 
     /** The rule for an HTTP request; needs {@link SocketPeerValve} in the Tomcat engine. */
@@ -60,7 +69,22 @@ public final class AdminAccess {
         Object peer = request.getAttribute(SocketPeerValve.ATTRIBUTE);
         InetAddress address = peer instanceof String literal ? literal(literal) : null;
         SocketAddress socket = address == null ? null : new InetSocketAddress(address, 0);
-        return permits(socket, request.getHeader("Authorization"));
+        return permits(
+                socket,
+                Boolean.TRUE.equals(request.getAttribute(SocketPeerValve.LOOPBACK_LISTENER)),
+                request.getHeader("Authorization"));
+    }
+
+    /** Whether a configured bind host ({@code spring.grpc.server.host}, {@code server.address}) is loopback only. */
+    public static boolean isLoopbackBind(@Nullable String host) {
+        if (host == null) {
+            return false;
+        }
+        if (host.equalsIgnoreCase("localhost")) {
+            return true;
+        }
+        InetAddress address = literal(host);
+        return address != null && address.isLoopbackAddress();
     }
 
     private boolean presentsToken(@Nullable String authorization) {

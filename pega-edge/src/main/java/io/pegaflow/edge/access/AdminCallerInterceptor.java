@@ -19,8 +19,16 @@ public final class AdminCallerInterceptor implements EdgeInterceptor {
 
     static final Context.Key<SocketAddress> PEER = Context.key("pega-caller-peer");
     static final Context.Key<String> AUTHORIZATION = Context.key("pega-caller-authorization");
+    static final Context.Key<Boolean> LOOPBACK_LISTENER = Context.key("pega-caller-loopback-listener");
     private static final Metadata.Key<String> AUTHORIZATION_KEY =
             Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
+
+    private final boolean loopbackListener;
+
+    /** @param loopbackListener whether the gRPC server is bound to a loopback address only */
+    public AdminCallerInterceptor(boolean loopbackListener) {
+        this.loopbackListener = loopbackListener;
+    }
 
     /** The transport peer of the gRPC call being served on this thread, or {@code null} outside a call. */
     public static SocketAddress currentPeer() {
@@ -32,7 +40,8 @@ public final class AdminCallerInterceptor implements EdgeInterceptor {
             ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
         Context caller = Context.current()
                 .withValue(PEER, call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR))
-                .withValue(AUTHORIZATION, headers.get(AUTHORIZATION_KEY));
+                .withValue(AUTHORIZATION, headers.get(AUTHORIZATION_KEY))
+                .withValue(LOOPBACK_LISTENER, loopbackListener);
         return Contexts.interceptCall(caller, call, headers, next);
     }
 

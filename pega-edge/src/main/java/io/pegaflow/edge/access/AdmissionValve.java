@@ -24,8 +24,9 @@ import org.springframework.beans.factory.ObjectProvider;
 public final class AdmissionValve extends ValveBase {
 
     /** The refusal's text, also the controllers' own (they check again). */
-    public static final String DENIED =
-            "mutating endpoints need 'Authorization: Bearer <pega.admin.token>' from a remote caller";
+    public static final String DENIED = "mutating endpoints need 'Authorization: Bearer <pega.admin.token>' unless the"
+            + " HTTP listener is loopback-only (server.address=127.0.0.1); with no pega.admin.token set they are"
+            + " disabled on this listener";
 
     private static final Set<String> READS = Set.of("GET", "HEAD", "OPTIONS");
 

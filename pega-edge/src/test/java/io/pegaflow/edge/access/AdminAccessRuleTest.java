@@ -38,35 +38,54 @@ class AdminAccessRuleTest {
     private final AdminAccess withoutToken = new AdminAccess("");
 
     @Test
-    void shouldAdmitLocalPeersWithoutAToken() {
-        assertThat(withoutToken.permits(LOOPBACK, null)).isTrue();
-        assertThat(withoutToken.permits(LOOPBACK_V6, null)).isTrue();
-        assertThat(withoutToken.permits(new LocalTransport(), null)).isTrue();
+    void shouldAdmitLocalPeersWithoutATokenOnlyOnALoopbackListener() {
+        assertThat(withoutToken.permits(LOOPBACK, true, null)).isTrue();
+        assertThat(withoutToken.permits(LOOPBACK_V6, true, null)).isTrue();
+        assertThat(withoutToken.permits(new LocalTransport(), false, null))
+                .as("in-process: no listener at all")
+                .isTrue();
+        assertThat(withoutToken.permits(LOOPBACK, false, null))
+                .as("a loopback peer of a 0.0.0.0 listener")
+                .isFalse();
+        assertThat(withToken.permits(LOOPBACK, false, null)).isFalse();
+        assertThat(withToken.permits(LOOPBACK, false, "Bearer s3cret")).isTrue();
+        assertThat(withoutToken.permits(REMOTE, true, null)).isFalse();
     }
 
     @Test
     void shouldTreatAnUnknownPeerAsRemote() {
-        assertThat(withoutToken.permits(null, null)).isFalse();
-        assertThat(withToken.permits(null, "Bearer s3cret")).isTrue();
+        assertThat(withoutToken.permits(null, true, null)).isFalse();
+        assertThat(withToken.permits(null, true, "Bearer s3cret")).isTrue();
+    }
+
+    @Test
+    void shouldTellALoopbackBindFromOthers() {
+        assertThat(AdminAccess.isLoopbackBind("127.0.0.1")).isTrue();
+        assertThat(AdminAccess.isLoopbackBind("::1")).isTrue();
+        assertThat(AdminAccess.isLoopbackBind("localhost")).isTrue();
+        assertThat(AdminAccess.isLoopbackBind("0.0.0.0")).isFalse();
+        assertThat(AdminAccess.isLoopbackBind("*")).isFalse();
+        assertThat(AdminAccess.isLoopbackBind(null)).isFalse();
+        assertThat(AdminAccess.isLoopbackBind("10.1.2.3")).isFalse();
     }
 
     @Test
     void shouldAdmitARemotePeerOnlyWithTheExactBearerValue() {
-        assertThat(withToken.permits(REMOTE, "Bearer s3cret")).isTrue();
-        assertThat(withToken.permits(REMOTE, null)).isFalse();
-        assertThat(withToken.permits(REMOTE, "s3cret"))
+        assertThat(withToken.permits(REMOTE, false, "Bearer s3cret")).isTrue();
+        assertThat(withToken.permits(REMOTE, false, null)).isFalse();
+        assertThat(withToken.permits(REMOTE, false, "s3cret"))
                 .as("the scheme is part of the value")
                 .isFalse();
-        assertThat(withToken.permits(REMOTE, "Bearer s3cre")).isFalse();
-        assertThat(withToken.permits(REMOTE, "Bearer s3cret ")).isFalse();
-        assertThat(withToken.permits(REMOTE, "bearer s3cret")).isFalse();
+        assertThat(withToken.permits(REMOTE, false, "Bearer s3cre")).isFalse();
+        assertThat(withToken.permits(REMOTE, false, "Bearer s3cret ")).isFalse();
+        assertThat(withToken.permits(REMOTE, false, "bearer s3cret")).isFalse();
     }
 
     @Test
     void shouldRefuseEveryRemoteCallerWhenNoTokenIsConfigured() {
         assertThat(withoutToken.tokenConfigured()).isFalse();
-        assertThat(withoutToken.permits(REMOTE, "Bearer ")).isFalse();
-        assertThat(withoutToken.permits(REMOTE, "")).isFalse();
+        assertThat(withoutToken.permits(REMOTE, false, "Bearer ")).isFalse();
+        assertThat(withoutToken.permits(REMOTE, false, "")).isFalse();
     }
 
     @Test
@@ -75,11 +94,16 @@ class AdminAccessRuleTest {
         forged.setRemoteAddr("127.0.0.1"); // what RemoteIpValve would make of X-Forwarded-For: 127.0.0.1
         forged.addHeader("X-Forwarded-For", "127.0.0.1");
         forged.setAttribute(SocketPeerValve.ATTRIBUTE, "10.1.2.3");
+        forged.setAttribute(SocketPeerValve.LOOPBACK_LISTENER, true);
         assertThat(withoutToken.permits(forged)).isFalse();
 
         MockHttpServletRequest local = new MockHttpServletRequest();
         local.setRemoteAddr("10.9.9.9");
         local.setAttribute(SocketPeerValve.ATTRIBUTE, "127.0.0.1");
+        assertThat(withoutToken.permits(local))
+                .as("no listener recorded: not loopback-only")
+                .isFalse();
+        local.setAttribute(SocketPeerValve.LOOPBACK_LISTENER, true);
         assertThat(withoutToken.permits(local)).isTrue();
     }
 

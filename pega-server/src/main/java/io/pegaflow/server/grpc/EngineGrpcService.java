@@ -65,8 +65,9 @@ class EngineGrpcService extends EngineGrpc.EngineImplBase {
     private static final ResponseStatus OK =
             ResponseStatus.newBuilder().setOk(true).build();
     private static final String RDMA_OFF = "RDMA transfer engine is not configured";
-    static final String SHUTDOWN_DENIED =
-            "Shutdown from a remote caller needs 'authorization: Bearer <pega.admin.token>'";
+    static final String SHUTDOWN_DENIED = "Shutdown needs 'authorization: Bearer <pega.admin.token>' unless the gRPC"
+            + " listener is loopback-only (spring.grpc.server.host=127.0.0.1); with no pega.admin.token set it is"
+            + " disabled on this listener";
 
     private final PegaEngine engine;
     private final AdminAccess access;

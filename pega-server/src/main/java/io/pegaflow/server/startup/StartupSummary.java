@@ -3,6 +3,7 @@ package io.pegaflow.server.startup;
 import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.core.memory.PoolConfig;
 import io.pegaflow.core.ssd.SsdStore;
+import io.pegaflow.edge.access.AdminAccess;
 import io.pegaflow.server.config.PegaProperties;
 import io.pegaflow.server.grpc.GrpcPort;
 import io.pegaflow.server.internode.MetaserverClientProperties;
@@ -132,10 +133,26 @@ final class StartupSummary implements SmartApplicationListener {
         line(
                 lines,
                 "admin",
-                pega.admin().token().isEmpty()
-                        ? "mutations from loopback only (no pega.admin.token)"
-                        : "mutations from loopback, or remote with the bearer pega.admin.token");
+                adminLine(
+                        pega.admin().token().isEmpty(),
+                        AdminAccess.isLoopbackBind(env.getProperty("spring.grpc.server.host", "*")),
+                        AdminAccess.isLoopbackBind(env.getProperty("server.address"))));
         return lines;
+    }
+
+    /** Who may call mutations, per listener: a loopback-only one admits local callers, any other needs the token. */
+    static String adminLine(boolean noToken, boolean grpcLoopback, boolean httpLoopback) {
+        String local = (grpcLoopback ? "gRPC" : "")
+                + (grpcLoopback && httpLoopback ? " and " : "")
+                + (httpLoopback ? "HTTP" : "");
+        String others =
+                noToken ? "disabled elsewhere (no pega.admin.token)" : "elsewhere with the bearer pega.admin.token";
+        if (local.isEmpty()) {
+            return noToken
+                    ? "mutations disabled (no pega.admin.token, no loopback-only listener)"
+                    : "mutations with the bearer pega.admin.token";
+        }
+        return "mutations from loopback on the " + local + " listener, " + others;
     }
 
     private static void line(List<String> lines, String name, Object value) {

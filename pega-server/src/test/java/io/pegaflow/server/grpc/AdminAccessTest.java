@@ -50,10 +50,8 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class AdminAccessTest {
     private static final String TOKEN = "admin-access-test-token";
-    private static final String RPC_DENIED =
-            "Shutdown from a remote caller needs 'authorization: Bearer <pega.admin.token>'";
-    private static final String HTTP_DENIED =
-            "mutating endpoints need 'Authorization: Bearer <pega.admin.token>' from a remote caller";
+    private static final String RPC_DENIED = EngineGrpcService.SHUTDOWN_DENIED;
+    private static final String HTTP_DENIED = io.pegaflow.edge.access.AdmissionValve.DENIED;
     private static final List<String> MUTATING = List.of("/instances/cleanup", "/cache/memory/cleanup");
     private static final Metadata.Key<String> AUTHORIZATION =
             Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
@@ -138,23 +136,61 @@ class AdminAccessTest {
         }
     }
 
+    /**
+     * Bound to 0.0.0.0 without a token: no listener is loopback-only, so every mutation is refused, from loopback too
+     * (a pod sharing the node, a sidecar or a proxy on the host would look local), with the text saying how to enable
+     * them (issue #10).
+     */
     @Test
-    void shouldRefuseRemoteMutationsWithoutAConfiguredTokenButObeyALoopbackShutdown() throws Exception {
+    void shouldRefuseEveryMutationOnANonLoopbackListenerWithoutAToken() throws Exception {
         try (ChildServer server = start("no-token")) {
             try {
                 // An empty bearer must not match the unset (empty) token.
                 for (String path : MUTATING) {
                     assertDenied(post(server, path, "Bearer "));
+                    assertDenied(HTTP.send(
+                            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.httpPort() + path))
+                                    .timeout(Duration.ofSeconds(10))
+                                    .POST(HttpRequest.BodyPublishers.noBody())
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString()));
                 }
                 assertShutdownDenied(server, null);
                 assertShutdownDenied(server, "Bearer ");
+                assertThatThrownBy(() -> shutdown("127.0.0.1", server, null))
+                        .isInstanceOfSatisfying(
+                                StatusRuntimeException.class,
+                                e -> assertThat(e.getStatus().getDescription()).isEqualTo(RPC_DENIED));
                 assertStillServing(server);
+            } catch (AssertionError | RuntimeException | IOException e) {
+                throw server.failure("server without an admin token misbehaved", e);
+            }
+        }
+    }
 
+    /** Bound to 127.0.0.1: a loopback-only listener admits local callers without a token. */
+    @Test
+    void shouldObeyLoopbackCallersOfALoopbackOnlyListener() throws Exception {
+        try (ChildServer server = ChildServer.start(
+                "loopback-only",
+                dir,
+                "--server.address=127.0.0.1",
+                "--spring.grpc.server.host=127.0.0.1",
+                "--logging.level.io.pegaflow.server.grpc=INFO")) {
+            try {
+                HttpResponse<String> cleanup = HTTP.send(
+                        HttpRequest.newBuilder(
+                                        URI.create("http://127.0.0.1:" + server.httpPort() + "/cache/memory/cleanup"))
+                                .timeout(Duration.ofSeconds(10))
+                                .POST(HttpRequest.BodyPublishers.noBody())
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString());
+                assertThat(cleanup.statusCode()).isEqualTo(200);
                 assertThat(shutdown("127.0.0.1", server, null).getStatus().getOk())
                         .isTrue();
                 assertExitedCleanly(server);
             } catch (AssertionError | RuntimeException | IOException e) {
-                throw server.failure("server without an admin token misbehaved", e);
+                throw server.failure("loopback-only server misbehaved", e);
             }
         }
     }

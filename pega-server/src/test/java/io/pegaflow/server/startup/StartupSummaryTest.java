@@ -37,7 +37,7 @@ class StartupSummaryTest {
                     .contains("pool        256.0 MiB in 1 shard(s)")
                     .contains("backend     host")
                     .contains("ssd         off")
-                    .contains("admin       mutations from loopback only");
+                    .contains("admin       mutations from loopback on the gRPC listener, disabled elsewhere");
         }
     }
 

@@ -72,11 +72,17 @@ class ActuatorOperationsTest {
         }
     }
 
+    /** The listener is bound to 0.0.0.0: not loopback-only, so a loopback caller needs the token too (issue #10). */
     @Test
-    void shouldChangeALogLevelFromLoopback() throws Exception {
-        assertThat(send("127.0.0.1", LOGGER, level("TRACE"), null).statusCode()).isEqualTo(204);
+    void shouldNeedTheTokenFromLoopbackOnANonLoopbackListener() throws Exception {
+        HttpResponse<String> denied = send("127.0.0.1", LOGGER, level("TRACE"), null);
+        assertThat(denied.statusCode()).isEqualTo(403);
+        assertThat(denied.body()).isEqualTo(OperationsController.DENIED);
+        assertThat(send("127.0.0.1", LOGGER, level("TRACE"), "Bearer " + TOKEN).statusCode())
+                .isEqualTo(204);
         assertThat(send("127.0.0.1", LOGGER, null, null).body()).contains("\"configuredLevel\":\"TRACE\"");
-        assertThat(send("127.0.0.1", LOGGER, level("INFO"), null).statusCode()).isEqualTo(204);
+        assertThat(send("127.0.0.1", LOGGER, level("INFO"), "Bearer " + TOKEN).statusCode())
+                .isEqualTo(204);
     }
 
     @Test
@@ -93,7 +99,8 @@ class ActuatorOperationsTest {
         assertThat(send(remote, LOGGER, level("DEBUG"), "Bearer " + TOKEN).statusCode())
                 .isEqualTo(204);
         assertThat(send(remote, LOGGER, null, null).body()).contains("\"configuredLevel\":\"DEBUG\"");
-        assertThat(send("127.0.0.1", LOGGER, level("INFO"), null).statusCode()).isEqualTo(204);
+        assertThat(send("127.0.0.1", LOGGER, level("INFO"), "Bearer " + TOKEN).statusCode())
+                .isEqualTo(204);
     }
 
     private static String nonLoopbackAddress() throws SocketException {
