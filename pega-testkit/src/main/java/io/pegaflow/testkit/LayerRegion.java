@@ -26,7 +26,7 @@ public record LayerRegion(String name, KvLayout layout, ShmDeviceMemory memory, 
     }
 
     /** Offset within {@link #memory()} of owned range {@code range} of block {@code block}. */
-    long rangeOffset(int block, int range) {
+    public long rangeOffset(int block, int range) {
         return offsetBytes + layout.rangeOffset(block, range);
     }
 }

@@ -1,0 +1,243 @@
+package io.pegaflow.push;
+
+import io.pegaflow.core.agent.AgentGroup;
+import io.pegaflow.core.agent.NanoClock;
+import io.pegaflow.core.device.Caller;
+import io.pegaflow.core.device.DeviceBackend;
+import io.pegaflow.core.memory.PinnedMemoryPool;
+import io.pegaflow.proto.ext.push.PushLayer;
+import io.pegaflow.push.decode.DecodeSide;
+import io.pegaflow.push.layout.PushLayerTable;
+import io.pegaflow.push.prefill.DecodeLink;
+import io.pegaflow.push.prefill.PrefillSide;
+import io.pegaflow.transfer.TransferEngine;
+import java.util.List;
+import java.util.concurrent.Semaphore;
+import java.util.function.Supplier;
+
+/**
+ * The P/D push engine of one server, both roles at once (a server is prefill for some requests and decode for others,
+ * as the reference's {@code kv_both}): the push layer registrations, the {@link PrefillSide} and its agent, the
+ * {@link DecodeSide} and its agent, over one transfer engine whose regions are the server's pool.
+ *
+ * <p>Ownership: owns the transfer engine, the link to decode servers and the registrations; borrows the pool and the
+ * device backend (the cache engine owns them and must outlive this engine). {@link #close()} closes, in this order,
+ * the transfer engine (every put resolves), the agents (open pushes and receives fail, their staging is freed), the
+ * link, and the registrations. Thread-safe.
+ */
+public final class PushEngine implements AutoCloseable {
+    private final PushConfig config;
+    private final TransferEngine transfer;
+    private final PushLayerTable layers;
+    private final PrefillSide prefill;
+    private final DecodeSide decode;
+    private final AutoCloseable link;
+    private final PushStats stats = new PushStats();
+    private final Semaphore requests;
+    private final Supplier<String> advertiseAddress;
+    private boolean closed;
+
+    /**
+     * @param transfer registered over {@code pool}'s regions; owned from here on
+     * @param link how this server calls decode servers; closed with the engine when it is {@link AutoCloseable}
+     * @param advertiseAddress {@code host:port} at which peers reach this server's gRPC endpoint (the decode address in
+     *     the handshakes it hands out); asked per PrepareReceive, so it may be known only once the server is bound
+     */
+    public PushEngine(
+            PushConfig config,
+            PinnedMemoryPool pool,
+            DeviceBackend backend,
+            TransferEngine transfer,
+            DecodeLink link,
+            NanoClock clock,
+            AgentGroup agents,
+            Supplier<String> advertiseAddress) {
+        this.config = config;
+        this.advertiseAddress = advertiseAddress;
+        this.transfer = transfer;
+        this.link = link instanceof AutoCloseable c ? c : () -> {};
+        this.requests = new Semaphore(config.maxRequests());
+        this.layers = new PushLayerTable(backend);
+        this.prefill = new PrefillSide(
+                layers,
+                pool,
+                transfer,
+                link,
+                clock,
+                config.pushTimeout().toNanos(),
+                config.connectTimeout().toNanos(),
+                config.maxInflightLayers(),
+                config.putChunkBytes(),
+                config.maxRequests(),
+                agents,
+                new PrefillSide.Admission() {
+                    @Override
+                    public boolean tryAdmit() {
+                        if (!requests.tryAcquire()) {
+                            return false;
+                        }
+                        stats.pushesInFlight.incrementAndGet();
+                        return true;
+                    }
+
+                    @Override
+                    public void leave() {
+                        stats.pushesInFlight.decrementAndGet();
+                        requests.release();
+                    }
+
+                    @Override
+                    public void pushed(long bytes) {
+                        stats.bytesPushed.add(bytes);
+                    }
+
+                    @Override
+                    public void layerLag(long nanos) {
+                        stats.recordLayerLag(nanos);
+                    }
+
+                    @Override
+                    public void completed() {
+                        stats.pushes.increment();
+                    }
+
+                    @Override
+                    public void failed() {
+                        stats.pushFailures.increment();
+                    }
+                });
+        this.decode = new DecodeSide(
+                layers,
+                pool,
+                clock,
+                advertiseAddress,
+                transfer.localDescriptor().encode(),
+                config.receiveTimeout().toNanos(),
+                config.quarantine().toNanos(),
+                config.maxRequests() * 4 + 1024,
+                agents,
+                new DecodeSide.Admission() {
+                    @Override
+                    public boolean tryAdmit() {
+                        if (!requests.tryAcquire()) {
+                            return false;
+                        }
+                        stats.receivesInFlight.incrementAndGet();
+                        return true;
+                    }
+
+                    @Override
+                    public void leave() {
+                        stats.receivesInFlight.decrementAndGet();
+                        requests.release();
+                    }
+
+                    @Override
+                    public void layerCopied(long bytes) {
+                        stats.bytesReceived.add(bytes);
+                    }
+
+                    @Override
+                    public void received() {
+                        stats.receives.increment();
+                    }
+
+                    @Override
+                    public void receiveFailed() {
+                        stats.receiveFailures.increment();
+                    }
+                });
+    }
+
+    public PushConfig config() {
+        return config;
+    }
+
+    public PushStats stats() {
+        return stats;
+    }
+
+    /** RegisterPushLayers; returns the number of layers. */
+    public int registerLayers(
+            Caller caller, String instanceId, int tpRank, int tpSize, int deviceId, List<PushLayer> layerList) {
+        return layers.register(caller, instanceId, tpRank, tpSize, deviceId, layerList)
+                .layerCount();
+    }
+
+    /** Drops an instance's idle push registrations (the worker unregistered). */
+    public int unregister(String instanceId) {
+        return layers.unregister(instanceId);
+    }
+
+    /** PrepareReceive. */
+    public DecodeSide.Prepared prepareReceive(
+            String instanceId, String requestId, List<Long> blockIds, List<String> loadStateShm, long timeoutMs) {
+        return decode.prepare(instanceId, requestId, blockIds, loadStateShm, timeoutMs);
+    }
+
+    /** CancelReceive. */
+    public void cancelReceive(long receiveId) {
+        decode.fail(receiveId, "cancelled by the decode worker");
+    }
+
+    /** StartPush; returns the push id. */
+    public long startPush(
+            String instanceId,
+            int tpRank,
+            String requestId,
+            byte[] handshake,
+            List<Long> blockIds,
+            String layerReadyShm,
+            String pushStateShm,
+            long timeoutMs) {
+        return prefill.start(
+                instanceId, tpRank, requestId, handshake, blockIds, layerReadyShm, pushStateShm, timeoutMs);
+    }
+
+    /** LayerArrived, from a prefill server. */
+    public void layerArrived(long receiveId, int tpRank, int layer) {
+        decode.arrived(receiveId, tpRank, layer);
+    }
+
+    /** PushFailed, from a prefill server. */
+    public void pushFailed(long receiveId, int tpRank, String reason) {
+        decode.fail(receiveId, "the prefill server gave up on rank " + tpRank + ": " + reason);
+    }
+
+    public PushView view() {
+        return new PushView(
+                advertiseAddress.get(),
+                layers.size(),
+                stats.pushesInFlight(),
+                stats.receivesInFlight(),
+                stats.pushesCompleted(),
+                stats.receivesCompleted(),
+                stats.bytesPushed(),
+                stats.bytesReceived(),
+                stats.pushFailures(),
+                stats.receiveFailures(),
+                stats.lastLayerLagNanos(),
+                stats.maxLayerLagNanos(),
+                decode.quarantinedBytes(),
+                prefill.view(),
+                decode.view());
+    }
+
+    /** Idempotent; see the class comment for the order. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        transfer.close();
+        prefill.close();
+        decode.close();
+        try {
+            link.close();
+        } catch (Exception e) {
+            // channels are closed best effort; nothing native is left behind by a failed channel shutdown
+        }
+        layers.close();
+    }
+}

@@ -1,0 +1,269 @@
+package io.pegaflow.push.decode;
+
+import io.pegaflow.core.agent.AgentGroup;
+import io.pegaflow.core.agent.AgentRunner;
+import io.pegaflow.core.agent.CommandQueue;
+import io.pegaflow.core.agent.NanoClock;
+import io.pegaflow.core.error.EngineException;
+import io.pegaflow.core.load.LoadStateSignal;
+import io.pegaflow.core.memory.PinnedAllocation;
+import io.pegaflow.core.memory.PinnedMemoryPool;
+import io.pegaflow.proto.ext.push.PushHandshake;
+import io.pegaflow.push.PushView;
+import io.pegaflow.push.layout.Handshakes;
+import io.pegaflow.push.layout.PushLayerTable;
+import io.pegaflow.push.layout.RankLayers;
+import io.pegaflow.push.layout.StagingLayout;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongConsumer;
+import java.util.function.Supplier;
+
+/**
+ * The decode half of the push engine: prepares receives (staging in the pool, load_state objects attached, the
+ * handshake blob), accepts arrivals and failures from prefill servers, and runs the {@link ReceiveAgent}. Thread-safe;
+ * the RPC threads call in, the agent does the copies.
+ */
+public final class DecodeSide implements AutoCloseable {
+    /** Blocks of one receive: 16k tokens at block size 16 is 1000, so this leaves room for 2M-token prompts. */
+    public static final int MAX_BLOCKS = 131_072;
+
+    private final PushLayerTable layers;
+    private final PinnedMemoryPool pool;
+    private final NanoClock clock;
+    private final Supplier<String> advertiseAddress;
+    private final byte[] transferDescriptor;
+    private final long defaultTimeoutNanos;
+    private final Map<Long, Receive> receives = new ConcurrentHashMap<>();
+    private final CommandQueue<ReceiveCommand> queue;
+    private final AgentRunner runner;
+    private final SecureRandom random = new SecureRandom();
+    private final AtomicLong quarantined = new AtomicLong();
+    private final Admission admission;
+    private final AgentGroup agents;
+
+    /** The engine-wide bound on open pushes plus receives, and the counters. */
+    public interface Admission {
+        boolean tryAdmit();
+
+        void leave();
+
+        void layerCopied(long bytes);
+
+        void received();
+
+        void receiveFailed();
+    }
+
+    public DecodeSide(
+            PushLayerTable layers,
+            PinnedMemoryPool pool,
+            NanoClock clock,
+            Supplier<String> advertiseAddress,
+            byte[] transferDescriptor,
+            long defaultTimeoutNanos,
+            long quarantineNanos,
+            int queueCapacity,
+            AgentGroup agents,
+            Admission admission) {
+        this.layers = layers;
+        this.pool = pool;
+        this.clock = clock;
+        this.advertiseAddress = advertiseAddress;
+        this.transferDescriptor = transferDescriptor.clone();
+        this.defaultTimeoutNanos = defaultTimeoutNanos;
+        this.admission = admission;
+        this.agents = agents;
+        this.queue = new CommandQueue<>(ReceiveCommand.class, queueCapacity);
+        ReceiveAgent agent = new ReceiveAgent(queue, receives, clock, quarantineNanos, new ReceiveAgent.Callbacks() {
+            @Override
+            public void layerCopied(long bytes) {
+                admission.layerCopied(bytes);
+            }
+
+            @Override
+            public void completed(Receive r) {
+                admission.received();
+                admission.leave();
+            }
+
+            @Override
+            public void failed(Receive r, String reason) {
+                admission.receiveFailed();
+                admission.leave();
+            }
+
+            @Override
+            public LongConsumer quarantinedBytes() {
+                return quarantined::addAndGet;
+            }
+        });
+        this.runner = agents.add(new AgentRunner(agent, queue.idleStrategy(DEADLINE_IDLE_NANOS)));
+        runner.start();
+    }
+
+    private static final long DEADLINE_IDLE_NANOS = 1_000_000;
+
+    /** The prepared receive: its id and the handshake blob for the prefill side. */
+    public record Prepared(long receiveId, PushHandshake handshake) {}
+
+    /**
+     * Reserves staging for every rank of {@code instanceId} and attaches each rank's load_state object.
+     *
+     * @throws EngineException INVALID_ARGUMENT (blocks, shm names), FAILED_PRECONDITION (a rank not registered, TP
+     *     sizes that disagree), RESOURCE_EXHAUSTED (too many requests, the pool has no room)
+     */
+    public Prepared prepare(
+            String instanceId, String requestId, List<Long> blockIds, List<String> loadStateShm, long timeoutMs) {
+        RankLayers rank0 = layers.find(instanceId, 0)
+                .orElseThrow(() -> EngineException.failedPrecondition(
+                        "instance " + instanceId + " has no push layers registered (RegisterPushLayers, rank 0)"));
+        int tpSize = rank0.tpSize();
+        if (blockIds.isEmpty() || blockIds.size() > MAX_BLOCKS) {
+            throw EngineException.invalidArgument(
+                    "block_ids: expected 1 to " + MAX_BLOCKS + " blocks, got " + blockIds.size());
+        }
+        if (loadStateShm.size() != tpSize) {
+            throw EngineException.invalidArgument("load_state_shm: one object per TP rank is needed, got "
+                    + loadStateShm.size() + " for tp_size " + tpSize);
+        }
+        long[] blocks = blockIds.stream().mapToLong(Long::longValue).toArray();
+        List<RankLayers> ranks = new ArrayList<>(tpSize);
+        List<StagingLayout> layouts = new ArrayList<>(tpSize);
+        List<PinnedAllocation> staging = new ArrayList<>(tpSize);
+        List<LoadStateSignal> signals = new ArrayList<>(tpSize);
+        if (!admission.tryAdmit()) {
+            throw EngineException.resourceExhausted("too many push requests in flight (pega.pd.max-requests)");
+        }
+        boolean done = false;
+        try {
+            for (int r = 0; r < tpSize; r++) {
+                final int rank = r;
+                RankLayers l = layers.find(instanceId, r)
+                        .orElseThrow(() -> EngineException.failedPrecondition(
+                                "instance " + instanceId + " rank " + rank + " has no push layers registered"));
+                if (l.tpSize() != tpSize || l.layerCount() != rank0.layerCount()) {
+                    throw EngineException.failedPrecondition("instance " + instanceId + " rank " + r
+                            + " registered tp_size " + l.tpSize() + " and " + l.layerCount() + " layers, rank 0 "
+                            + tpSize + " and " + rank0.layerCount());
+                }
+                for (long b : blocks) {
+                    if (!l.layers().get(0).containsBlock(b)) {
+                        throw EngineException.invalidArgument("block id " + b + " is outside the "
+                                + l.layers().get(0).numBlocks() + " blocks of instance " + instanceId);
+                    }
+                }
+                if (!l.retain()) {
+                    throw EngineException.failedPrecondition(
+                            "instance " + instanceId + " rank " + r + " was re-registered meanwhile; retry");
+                }
+                ranks.add(l);
+                StagingLayout layout = StagingLayout.of(l, blocks.length);
+                layouts.add(layout);
+                PinnedAllocation a = pool.allocate(layout.totalBytes());
+                if (a == null) {
+                    throw EngineException.resourceExhausted("the pool has no room for " + layout.totalBytes()
+                            + " bytes of push staging (rank " + r + ")");
+                }
+                staging.add(a);
+                signals.add(LoadStateSignal.attach(loadStateShm.get(r)));
+            }
+            long id = newId();
+            long[] bases = staging.stream().mapToLong(PinnedAllocation::address).toArray();
+            PushHandshake h = Handshakes.build(
+                    advertiseAddress.get(), transferDescriptor, id, tpSize, blocks.length, ranks, bases, layouts);
+            long timeout = timeoutMs == 0 ? defaultTimeoutNanos : Math.multiplyExact(timeoutMs, 1_000_000L);
+            receives.put(
+                    id,
+                    new Receive(
+                            id,
+                            requestId,
+                            instanceId,
+                            blocks,
+                            List.copyOf(ranks),
+                            List.copyOf(layouts),
+                            List.copyOf(staging),
+                            List.copyOf(signals),
+                            clock.nanoTime() + timeout));
+            done = true;
+            return new Prepared(id, h);
+        } finally {
+            if (!done) {
+                staging.forEach(PinnedAllocation::release);
+                ranks.forEach(RankLayers::release);
+                admission.leave();
+            }
+        }
+    }
+
+    private long newId() {
+        while (true) {
+            long id = random.nextLong() & Long.MAX_VALUE;
+            if (id != 0 && !receives.containsKey(id)) {
+                return id;
+            }
+        }
+    }
+
+    /** A layer of a rank arrived (LayerArrived). */
+    public void arrived(long receiveId, int tpRank, int layer) {
+        Receive r = receives.get(receiveId);
+        if (r == null) {
+            throw ReceiveAgent.unknown(receiveId);
+        }
+        if (tpRank < 0 || tpRank >= r.tpSize() || layer < 0 || layer >= r.layers()) {
+            throw EngineException.invalidArgument("LayerArrived: rank " + tpRank + " layer " + layer
+                    + " is outside tp_size " + r.tpSize() + " and " + r.layers() + " layers");
+        }
+        offer(new ReceiveCommand.Arrived(receiveId, tpRank, layer));
+    }
+
+    /** The prefill side gave up on a rank (PushFailed), or the decode worker cancelled (CancelReceive). */
+    public void fail(long receiveId, String reason) {
+        if (!receives.containsKey(receiveId)) {
+            throw ReceiveAgent.unknown(receiveId);
+        }
+        offer(new ReceiveCommand.Fail(receiveId, reason));
+    }
+
+    private void offer(ReceiveCommand c) {
+        switch (queue.offer(c)) {
+            case ACCEPTED -> {}
+            case FULL -> throw EngineException.resourceExhausted("the receive agent's queue is full");
+            case CLOSED -> throw EngineException.unavailable("the decode server is shutting down");
+        }
+    }
+
+    public int open() {
+        return receives.size();
+    }
+
+    public long quarantinedBytes() {
+        return quarantined.get();
+    }
+
+    public List<PushView.Request> view() {
+        List<PushView.Request> out = new ArrayList<>();
+        for (Receive r : receives.values()) {
+            out.add(new PushView.Request(
+                    Long.toUnsignedString(r.id),
+                    r.requestId,
+                    r.instanceId,
+                    -1,
+                    r.layersCopied,
+                    r.layers() * r.tpSize()));
+        }
+        return out;
+    }
+
+    /** Stops the agent, which fails what is still open and frees all staging. */
+    @Override
+    public void close() {
+        runner.close();
+        agents.remove(runner);
+    }
+}

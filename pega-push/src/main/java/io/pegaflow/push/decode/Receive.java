@@ -1,0 +1,76 @@
+package io.pegaflow.push.decode;
+
+import io.pegaflow.core.load.LoadStateSignal;
+import io.pegaflow.core.memory.PinnedAllocation;
+import io.pegaflow.push.layout.RankLayers;
+import io.pegaflow.push.layout.StagingLayout;
+import java.util.BitSet;
+import java.util.List;
+
+/**
+ * One prepared receive on the decode server: for every TP rank its registered layers, its pool staging, its
+ * load_state object, and which layers have arrived and been copied to the device.
+ *
+ * <p>Ownership: the fields given to the constructor are published to the receive agent through the receive table (a
+ * concurrent map); from then on only that agent touches the mutable state and releases the staging and the layer
+ * retains, exactly once, in {@link ReceiveAgent}. RPC threads read only the final fields.
+ */
+final class Receive {
+    final long id;
+    final String requestId;
+    final String instanceId;
+    final long[] blockIds;
+    final List<RankLayers> ranks;
+    final List<StagingLayout> layouts;
+    final List<PinnedAllocation> staging;
+    final List<LoadStateSignal> signals;
+    final long deadlineNanos;
+
+    // receive agent only
+    final BitSet[] copied;
+    final boolean[] rankDone;
+    int ranksDone;
+    volatile int layersCopied; // read by the admin view
+
+    Receive(
+            long id,
+            String requestId,
+            String instanceId,
+            long[] blockIds,
+            List<RankLayers> ranks,
+            List<StagingLayout> layouts,
+            List<PinnedAllocation> staging,
+            List<LoadStateSignal> signals,
+            long deadlineNanos) {
+        this.id = id;
+        this.requestId = requestId;
+        this.instanceId = instanceId;
+        this.blockIds = blockIds;
+        this.ranks = ranks;
+        this.layouts = layouts;
+        this.staging = staging;
+        this.signals = signals;
+        this.deadlineNanos = deadlineNanos;
+        this.copied = new BitSet[ranks.size()];
+        for (int r = 0; r < copied.length; r++) {
+            copied[r] = new BitSet();
+        }
+        this.rankDone = new boolean[ranks.size()];
+    }
+
+    int tpSize() {
+        return ranks.size();
+    }
+
+    int layers() {
+        return layouts.get(0).layers();
+    }
+
+    long stagingBytes() {
+        long n = 0;
+        for (PinnedAllocation a : staging) {
+            n += a.sizeBytes();
+        }
+        return n;
+    }
+}

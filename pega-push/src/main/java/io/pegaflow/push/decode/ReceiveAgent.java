@@ -1,0 +1,228 @@
+package io.pegaflow.push.decode;
+
+import io.pegaflow.core.agent.Agent;
+import io.pegaflow.core.agent.CommandQueue;
+import io.pegaflow.core.agent.NanoClock;
+import io.pegaflow.core.error.EngineException;
+import io.pegaflow.core.instance.LayerRegistration;
+import io.pegaflow.core.memory.PinnedAllocation;
+import io.pegaflow.core.plan.RangePlan;
+import io.pegaflow.push.layout.RankLayers;
+import io.pegaflow.push.layout.StagingLayout;
+import java.util.ArrayDeque;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.function.LongConsumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The decode server's receive agent: copies each arrived layer from pool staging to the decode worker's device memory,
+ * signals a rank's load_state once all its layers are there, and fails receives past their deadline. Every receive
+ * ends in exactly one verdict per rank (1 or -1), so a decode worker polling its load_state never waits forever while
+ * this server lives; if this server dies, the worker's own deadline applies (the client libraries have one).
+ *
+ * <p>Staging of a failed receive is not freed at once: a prefill server that has not yet learnt of the failure may
+ * still have puts in flight into it. It stays allocated for the quarantine period and is freed after.
+ */
+final class ReceiveAgent implements Agent {
+    private static final Logger LOG = LoggerFactory.getLogger(ReceiveAgent.class);
+    private static final int DRAIN_LIMIT = 64;
+    private static final long DEADLINE_CHECK_NANOS = 1_000_000;
+
+    private final CommandQueue<ReceiveCommand> queue;
+    private final Map<Long, Receive> receives;
+    private final NanoClock clock;
+    private final long quarantineNanos;
+    private final Callbacks callbacks;
+    private final ArrayDeque<Quarantined> quarantine = new ArrayDeque<>();
+    private long nextDeadlineCheck;
+
+    private record Quarantined(Receive receive, long releaseAtNanos) {}
+
+    /** What the engine counts. */
+    interface Callbacks {
+        void layerCopied(long bytes);
+
+        void completed(Receive r);
+
+        void failed(Receive r, String reason);
+
+        LongConsumer quarantinedBytes();
+    }
+
+    ReceiveAgent(
+            CommandQueue<ReceiveCommand> queue,
+            Map<Long, Receive> receives,
+            NanoClock clock,
+            long quarantineNanos,
+            Callbacks callbacks) {
+        this.queue = queue;
+        this.receives = receives;
+        this.clock = clock;
+        this.quarantineNanos = quarantineNanos;
+        this.callbacks = callbacks;
+    }
+
+    @Override
+    public String roleName() {
+        return "pega-pd-receive";
+    }
+
+    @Override
+    public int doWork() {
+        int work = queue.drain(this::handle, DRAIN_LIMIT);
+        long now = clock.nanoTime();
+        if (now - nextDeadlineCheck >= 0) {
+            nextDeadlineCheck = now + DEADLINE_CHECK_NANOS;
+            work += expire(now);
+            work += releaseQuarantine(now);
+        }
+        return work;
+    }
+
+    private void handle(ReceiveCommand c) {
+        if (c instanceof ReceiveCommand.Arrived a) {
+            arrived(a);
+        } else if (c instanceof ReceiveCommand.Fail f) {
+            Receive r = receives.get(f.receiveId());
+            if (r != null) {
+                fail(r, f.reason());
+            }
+        }
+    }
+
+    @SuppressWarnings("NonAtomicVolatileUpdate") // one writer (this agent); the volatile only publishes to the view
+    private void arrived(ReceiveCommand.Arrived a) {
+        Receive r = receives.get(a.receiveId());
+        if (r == null || r.rankDone[a.tpRank()] || r.copied[a.tpRank()].get(a.layer())) {
+            return; // failed, finished or a duplicate: nothing to do
+        }
+        try {
+            copyLayer(r, a.tpRank(), a.layer());
+        } catch (RuntimeException e) {
+            LOG.warn(
+                    "receive {} ({}): copying layer {} of rank {} to the device failed: {}",
+                    r.id,
+                    r.requestId,
+                    a.layer(),
+                    a.tpRank(),
+                    e.getMessage());
+            fail(r, "copy to device failed: " + e.getMessage());
+            return;
+        }
+        r.copied[a.tpRank()].set(a.layer());
+        r.layersCopied++;
+        if (r.copied[a.tpRank()].cardinality() == r.layers()) {
+            r.rankDone[a.tpRank()] = true;
+            r.ranksDone++;
+            if (!r.signals.get(a.tpRank()).succeed()) {
+                LOG.info(
+                        "receive {} ({}): the load_state of rank {} is gone; the worker gave up",
+                        r.id,
+                        r.requestId,
+                        a.tpRank());
+            }
+            if (r.ranksDone == r.tpSize()) {
+                receives.remove(r.id);
+                release(r);
+                callbacks.completed(r);
+            }
+        }
+    }
+
+    private void copyLayer(Receive r, int rank, int layer) {
+        RankLayers layers = r.ranks.get(rank);
+        StagingLayout layout = r.layouts.get(rank);
+        LayerRegistration reg = layers.layers().get(layer);
+        long base = r.staging.get(rank).address();
+        int segments = layout.segments(layer);
+        long bytes = layout.segmentBytes(layer);
+        RangePlan plan = new RangePlan(r.blockIds.length * segments);
+        for (int p = 0; p < r.blockIds.length; p++) {
+            for (int s = 0; s < segments; s++) {
+                plan.add(base + layout.offset(layer, p, s), reg.deviceRange(r.blockIds[p], s), bytes);
+            }
+        }
+        layers.receiveCopier().copyToDevice(plan);
+        callbacks.layerCopied(plan.totalBytes());
+    }
+
+    private int expire(long now) {
+        int n = 0;
+        for (Iterator<Receive> it = receives.values().iterator(); it.hasNext(); ) {
+            Receive r = it.next();
+            if (now - r.deadlineNanos >= 0) {
+                fail(
+                        r,
+                        "timed out waiting for the prefill side (" + r.layersCopied + " of " + r.layers() * r.tpSize()
+                                + " rank-layers arrived)");
+                n++;
+            }
+        }
+        return n;
+    }
+
+    private void fail(Receive r, String reason) {
+        if (receives.remove(r.id) == null) {
+            return;
+        }
+        // counted before the verdict is visible, so whoever sees -1 also sees the failure counted
+        callbacks.failed(r, reason);
+        for (int rank = 0; rank < r.tpSize(); rank++) {
+            if (!r.rankDone[rank]) {
+                r.rankDone[rank] = true;
+                r.signals.get(rank).fail();
+            }
+        }
+        LOG.warn(
+                "receive {} ({}, instance {}) failed: {}; the decode worker sees load_state -1 and recomputes",
+                r.id,
+                r.requestId,
+                r.instanceId,
+                reason);
+        if (quarantineNanos == 0) {
+            release(r);
+        } else {
+            quarantine.add(new Quarantined(r, clock.nanoTime() + quarantineNanos));
+            callbacks.quarantinedBytes().accept(r.stagingBytes());
+        }
+    }
+
+    private int releaseQuarantine(long now) {
+        int n = 0;
+        while (!quarantine.isEmpty() && now - quarantine.peekFirst().releaseAtNanos() >= 0) {
+            Receive r = quarantine.pollFirst().receive();
+            callbacks.quarantinedBytes().accept(-r.stagingBytes());
+            release(r);
+            n++;
+        }
+        return n;
+    }
+
+    private static void release(Receive r) {
+        r.staging.forEach(PinnedAllocation::release);
+        r.ranks.forEach(RankLayers::release);
+    }
+
+    /** Fails what is still open and frees everything, the quarantine included (the engine's transfers are closed). */
+    @Override
+    public void onClose() {
+        for (ReceiveCommand ignored : queue.close()) {
+            // commands of receives failed below
+        }
+        for (Receive r : receives.values().toArray(new Receive[0])) {
+            fail(r, "the decode server is shutting down");
+        }
+        while (!quarantine.isEmpty()) {
+            Receive r = quarantine.pollFirst().receive();
+            callbacks.quarantinedBytes().accept(-r.stagingBytes());
+            release(r);
+        }
+    }
+
+    static EngineException unknown(long id) {
+        return EngineException.failedPrecondition("receive " + Long.toUnsignedString(id)
+                + " is not open on this decode server (finished, failed, timed out or never prepared)");
+    }
+}

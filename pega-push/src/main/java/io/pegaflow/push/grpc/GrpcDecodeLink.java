@@ -1,0 +1,103 @@
+package io.pegaflow.push.grpc;
+
+import com.google.common.util.concurrent.FutureCallback;
+import com.google.common.util.concurrent.Futures;
+import com.google.common.util.concurrent.MoreExecutors;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.NettyChannelBuilder;
+import io.pegaflow.proto.ext.push.LayerArrivedRequest;
+import io.pegaflow.proto.ext.push.LayerArrivedResponse;
+import io.pegaflow.proto.ext.push.PdPushGrpc;
+import io.pegaflow.proto.ext.push.PushFailedRequest;
+import io.pegaflow.proto.ext.push.PushFailedResponse;
+import io.pegaflow.push.prefill.DecodeLink;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * {@link DecodeLink} over gRPC: one plaintext channel per decode server address, created on first use and closed with
+ * the engine. Every call has the {@code pega.pd.rpc-timeout} deadline.
+ */
+public final class GrpcDecodeLink implements DecodeLink, AutoCloseable {
+    private final Map<String, ManagedChannel> channels = new ConcurrentHashMap<>();
+    private final long timeoutNanos;
+
+    public GrpcDecodeLink(Duration rpcTimeout) {
+        this.timeoutNanos = rpcTimeout.toNanos();
+    }
+
+    private PdPushGrpc.PdPushFutureStub stub(String address) {
+        ManagedChannel ch = channels.computeIfAbsent(
+                address, a -> NettyChannelBuilder.forTarget(a).usePlaintext().build());
+        return PdPushGrpc.newFutureStub(ch).withDeadlineAfter(timeoutNanos, TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public void layerArrived(String address, long receiveId, int tpRank, int layer, Consumer<Throwable> done) {
+        var f = stub(address)
+                .layerArrived(LayerArrivedRequest.newBuilder()
+                        .setReceiveId(receiveId)
+                        .setTpRank(tpRank)
+                        .setLayer(layer)
+                        .build());
+        Futures.addCallback(
+                f,
+                new FutureCallback<LayerArrivedResponse>() {
+                    @Override
+                    public void onSuccess(LayerArrivedResponse r) {
+                        done.accept(null);
+                    }
+
+                    @Override
+                    public void onFailure(Throwable t) {
+                        done.accept(t);
+                    }
+                },
+                MoreExecutors.directExecutor());
+    }
+
+    @Override
+    public void pushFailed(String address, long receiveId, int tpRank, String reason) {
+        var f = stub(address)
+                .pushFailed(PushFailedRequest.newBuilder()
+                        .setReceiveId(receiveId)
+                        .setTpRank(tpRank)
+                        .setReason(reason)
+                        .build());
+        Futures.addCallback(
+                f,
+                new FutureCallback<PushFailedResponse>() {
+                    @Override
+                    public void onSuccess(PushFailedResponse r) {}
+
+                    @Override
+                    public void onFailure(Throwable t) {
+                        // best effort: the decode side's own deadline fails the receive
+                    }
+                },
+                MoreExecutors.directExecutor());
+    }
+
+    @Override
+    public void close() {
+        // a graceful shutdown first: the PushFailed calls of the pushes failed by the engine's close are in flight
+        for (ManagedChannel ch : channels.values()) {
+            ch.shutdown();
+        }
+        for (ManagedChannel ch : channels.values()) {
+            try {
+                if (!ch.awaitTermination(2, TimeUnit.SECONDS)) {
+                    ch.shutdownNow();
+                    ch.awaitTermination(2, TimeUnit.SECONDS);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                ch.shutdownNow();
+            }
+        }
+        channels.clear();
+    }
+}

@@ -1,0 +1,270 @@
+package io.pegaflow.push.prefill;
+
+import io.pegaflow.core.agent.AgentGroup;
+import io.pegaflow.core.agent.AgentRunner;
+import io.pegaflow.core.agent.CommandQueue;
+import io.pegaflow.core.agent.NanoClock;
+import io.pegaflow.core.error.EngineException;
+import io.pegaflow.core.load.LoadStateSignal;
+import io.pegaflow.core.memory.PinnedAllocation;
+import io.pegaflow.core.memory.PinnedMemoryPool;
+import io.pegaflow.push.PushView;
+import io.pegaflow.push.layout.Handshakes;
+import io.pegaflow.push.layout.PushLayerTable;
+import io.pegaflow.push.layout.RankLayers;
+import io.pegaflow.push.layout.StagingLayout;
+import io.pegaflow.push.signal.LayerReadySignal;
+import io.pegaflow.transfer.PeerId;
+import io.pegaflow.transfer.TransferEngine;
+import io.pegaflow.transfer.TransferException;
+import io.pegaflow.transfer.handshake.HandshakeDescriptor;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The prefill half of the push engine: StartPush checks the handshake against this rank's layers, connects the
+ * transfer engine to the decode server (once per decode server incarnation), reserves pool staging, and hands the push
+ * to the {@link PushAgent}. Thread-safe.
+ */
+public final class PrefillSide implements AutoCloseable {
+    private final PushLayerTable layers;
+    private final PinnedMemoryPool pool;
+    private final TransferEngine transfer;
+    private final NanoClock clock;
+    private final long defaultTimeoutNanos;
+    private final long connectTimeoutNanos;
+    private final CommandQueue<PushCommand> queue;
+    private final PushAgent agent;
+    private final AgentRunner runner;
+    private final AgentGroup agents;
+    private final Map<PeerId, byte[]> connected = new ConcurrentHashMap<>();
+    private final Map<Long, Push> open = new ConcurrentHashMap<>();
+    private final AtomicLong ids = new AtomicLong();
+    private final Admission admission;
+
+    /** The engine-wide bound on open requests, and the counters. */
+    public interface Admission {
+        boolean tryAdmit();
+
+        void leave();
+
+        void pushed(long bytes);
+
+        void layerLag(long nanos);
+
+        void completed();
+
+        void failed();
+    }
+
+    public PrefillSide(
+            PushLayerTable layers,
+            PinnedMemoryPool pool,
+            TransferEngine transfer,
+            DecodeLink link,
+            NanoClock clock,
+            long defaultTimeoutNanos,
+            long connectTimeoutNanos,
+            int window,
+            long chunkBytes,
+            int maxRequests,
+            AgentGroup agents,
+            Admission admission) {
+        this.layers = layers;
+        this.pool = pool;
+        this.transfer = transfer;
+        this.clock = clock;
+        this.defaultTimeoutNanos = defaultTimeoutNanos;
+        this.connectTimeoutNanos = connectTimeoutNanos;
+        this.admission = admission;
+        this.agents = agents;
+        this.queue = new CommandQueue<>(PushCommand.class, maxRequests + 2 * window);
+        this.agent = new PushAgent(queue, transfer, link, clock, window, chunkBytes, new PushAgent.Callbacks() {
+            @Override
+            public void pushed(long bytes) {
+                admission.pushed(bytes);
+            }
+
+            @Override
+            public void layerLag(long nanos) {
+                admission.layerLag(nanos);
+            }
+
+            @Override
+            public void completed(Push p) {
+                open.remove(p.id);
+                admission.completed();
+                admission.leave();
+            }
+
+            @Override
+            public void failed(Push p, String reason) {
+                open.remove(p.id);
+                admission.failed();
+                admission.leave();
+            }
+        });
+        this.runner = agents.add(new AgentRunner(agent, agent.idleStrategy()));
+        runner.start();
+    }
+
+    /**
+     * StartPush.
+     *
+     * @return the push id
+     * @throws EngineException INVALID_ARGUMENT (handshake, blocks, shm objects), FAILED_PRECONDITION (no layers, unequal
+     *     TP, a layout that differs), UNAVAILABLE (the decode server cannot be reached), RESOURCE_EXHAUSTED
+     */
+    public long start(
+            String instanceId,
+            int tpRank,
+            String requestId,
+            byte[] handshake,
+            List<Long> blockIds,
+            String layerReadyShm,
+            String pushStateShm,
+            long timeoutMs) {
+        RankLayers rank = layers.find(instanceId, tpRank)
+                .orElseThrow(() -> EngineException.failedPrecondition("instance " + instanceId + " rank " + tpRank
+                        + " has no push layers registered (RegisterPushLayers)"));
+        if (blockIds.isEmpty()) {
+            throw EngineException.invalidArgument("block_ids must not be empty");
+        }
+        long[] blocks = blockIds.stream().mapToLong(Long::longValue).toArray();
+        for (long b : blocks) {
+            if (!rank.layers().get(0).containsBlock(b)) {
+                throw EngineException.invalidArgument("block id " + b + " is outside the "
+                        + rank.layers().get(0).numBlocks() + " blocks of instance " + instanceId);
+            }
+        }
+        Handshakes.Parsed parsed = Handshakes.parse(handshake, rank, blocks.length);
+        long timeout = timeoutMs == 0 ? defaultTimeoutNanos : Math.multiplyExact(timeoutMs, 1_000_000L);
+        long deadline = clock.nanoTime() + timeout;
+        PeerId peer = new PeerId(parsed.handshake().getDecodeAddress());
+        connect(peer, parsed.handshake().getTransferDescriptor().toByteArray());
+        StagingLayout layout = StagingLayout.of(rank, blocks.length);
+        List<AutoCloseable> undo = new ArrayList<>();
+        if (!admission.tryAdmit()) {
+            throw EngineException.resourceExhausted("too many push requests in flight (pega.pd.max-requests)");
+        }
+        boolean done = false;
+        try {
+            if (!rank.retain()) {
+                throw EngineException.failedPrecondition(
+                        "instance " + instanceId + " rank " + tpRank + " was re-registered meanwhile; retry");
+            }
+            undo.add(rank::release);
+            LoadStateSignal state = LoadStateSignal.attach(pushStateShm);
+            LayerReadySignal ready = LayerReadySignal.open(layerReadyShm, rank.layerCount());
+            undo.add(ready);
+            PinnedAllocation staging = pool.allocate(layout.totalBytes());
+            if (staging == null) {
+                throw EngineException.resourceExhausted(
+                        "the pool has no room for " + layout.totalBytes() + " bytes of push staging");
+            }
+            undo.add(staging::release);
+            long id = ids.incrementAndGet();
+            Push p = new Push(
+                    id,
+                    requestId,
+                    rank,
+                    blocks,
+                    ready,
+                    state,
+                    staging,
+                    layout,
+                    peer,
+                    parsed.handshake().getReceiveId(),
+                    parsed.target(),
+                    deadline);
+            open.put(id, p);
+            switch (queue.offer(new PushCommand.Start(p))) {
+                case ACCEPTED -> {}
+                case FULL -> throw EngineException.resourceExhausted("the push agent's queue is full");
+                case CLOSED -> throw EngineException.unavailable("the prefill server is shutting down");
+            }
+            done = true;
+            return id;
+        } finally {
+            if (!done) {
+                for (int i = undo.size() - 1; i >= 0; i--) {
+                    closeQuietly(undo.get(i));
+                }
+                admission.leave();
+            }
+        }
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        try {
+            c.close();
+        } catch (Exception ignored) {
+            // releasing a half-built push; the first failure is the one reported
+        }
+    }
+
+    /** Connects to a decode server unless already connected to this incarnation of it (same descriptor). */
+    private void connect(PeerId peer, byte[] descriptorBytes) {
+        byte[] known = connected.get(peer);
+        if (known != null && Arrays.equals(known, descriptorBytes) && transfer.isConnected(peer)) {
+            return;
+        }
+        synchronized (this) {
+            known = connected.get(peer);
+            if (known != null && Arrays.equals(known, descriptorBytes) && transfer.isConnected(peer)) {
+                return;
+            }
+            HandshakeDescriptor remote;
+            try {
+                remote = HandshakeDescriptor.decode(descriptorBytes);
+            } catch (TransferException e) {
+                throw EngineException.invalidArgument("handshake: transfer descriptor: " + e.getMessage());
+            }
+            try {
+                transfer.connect(peer, remote, connectTimeoutNanos)
+                        .get(connectTimeoutNanos + TimeUnit.SECONDS.toNanos(1), TimeUnit.NANOSECONDS);
+            } catch (TransferException e) {
+                throw EngineException.failedPrecondition("decode server " + peer + ": " + e.getMessage());
+            } catch (ExecutionException | TimeoutException e) {
+                Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
+                throw EngineException.unavailable("cannot connect to decode server " + peer + ": " + cause);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw EngineException.unavailable("interrupted connecting to decode server " + peer);
+            }
+            connected.put(peer, descriptorBytes.clone());
+        }
+    }
+
+    public int open() {
+        return open.size();
+    }
+
+    public List<PushView.Request> view() {
+        List<PushView.Request> out = new ArrayList<>();
+        for (Push p : open.values()) {
+            out.add(new PushView.Request(
+                    Long.toString(p.id),
+                    p.requestId,
+                    p.rank.instanceId(),
+                    p.rank.tpRank(),
+                    p.deliveredLayers,
+                    p.layers()));
+        }
+        return out;
+    }
+
+    /** Stops the agent; call after the transfer engine closed, so no put can still read a staging range. */
+    @Override
+    public void close() {
+        runner.close();
+        agents.remove(runner);
+    }
+}

@@ -1,0 +1,74 @@
+package io.pegaflow.push.prefill;
+
+import io.pegaflow.core.load.LoadStateSignal;
+import io.pegaflow.core.memory.PinnedAllocation;
+import io.pegaflow.proto.ext.push.RankTarget;
+import io.pegaflow.push.layout.RankLayers;
+import io.pegaflow.push.layout.StagingLayout;
+import io.pegaflow.push.signal.LayerReadySignal;
+import io.pegaflow.transfer.PeerId;
+
+/**
+ * One rank's push of one request on the prefill server. Created by StartPush and handed to the {@link PushAgent}
+ * through its queue; from then on only that agent touches the mutable state, and it releases the staging, the
+ * layer-ready descriptor and the layer retain exactly once, after no put of the push can still read the staging.
+ */
+final class Push {
+    final long id;
+    final String requestId;
+    final RankLayers rank;
+    final long[] blockIds;
+    final LayerReadySignal ready;
+    final LoadStateSignal state;
+    final PinnedAllocation staging;
+    final StagingLayout layout;
+    final PeerId peer;
+    final long receiveId;
+    final RankTarget target;
+    final long deadlineNanos;
+
+    // push agent only
+    int copiedLayers; // layers copied to staging and submitted
+    int inFlightPuts; // layer batches submitted, not yet resolved
+    int inFlightRpcs; // LayerArrived calls not yet answered
+    final long[] readySeenNanos;
+    String failure; // non-null once failed
+    boolean finished;
+    volatile int deliveredLayers; // read by the admin view
+
+    Push(
+            long id,
+            String requestId,
+            RankLayers rank,
+            long[] blockIds,
+            LayerReadySignal ready,
+            LoadStateSignal state,
+            PinnedAllocation staging,
+            StagingLayout layout,
+            PeerId peer,
+            long receiveId,
+            RankTarget target,
+            long deadlineNanos) {
+        this.id = id;
+        this.requestId = requestId;
+        this.rank = rank;
+        this.blockIds = blockIds;
+        this.ready = ready;
+        this.state = state;
+        this.staging = staging;
+        this.layout = layout;
+        this.peer = peer;
+        this.receiveId = receiveId;
+        this.target = target;
+        this.deadlineNanos = deadlineNanos;
+        this.readySeenNanos = new long[layout.layers()];
+    }
+
+    int layers() {
+        return layout.layers();
+    }
+
+    boolean quiescent() {
+        return inFlightPuts == 0 && inFlightRpcs == 0;
+    }
+}

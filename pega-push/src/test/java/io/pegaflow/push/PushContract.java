@@ -1,0 +1,136 @@
+package io.pegaflow.push;
+
+import static io.pegaflow.push.PushFixture.LAYERS;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.pegaflow.proto.ext.push.PrepareReceiveResponse;
+import io.pegaflow.testkit.LayerReadyShm;
+import io.pegaflow.testkit.LoadStateShm;
+import io.pegaflow.testkit.MockVllmWorker;
+import io.pegaflow.testkit.PushClient;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Two push servers on loopback, real gRPC and real UCX between them, a mock prefill worker that writes layer after
+ * layer into its shm "GPU memory" and a mock decode worker: the behaviour every transport must show.
+ */
+@Timeout(120)
+abstract class PushContract {
+    static final Duration RPC = Duration.ofSeconds(10);
+    PushNode prefillNode;
+    PushNode decodeNode;
+    MockVllmWorker prefill;
+    MockVllmWorker decode;
+    PushClient prefillClient;
+    PushClient decodeClient;
+
+    abstract String transports();
+
+    PushConfig config() {
+        return PushConfig.defaults().withTimeouts(Duration.ofSeconds(20), Duration.ofSeconds(20));
+    }
+
+    @BeforeEach
+    void startServers() {
+        prefillNode = PushNode.start(transports(), config());
+        decodeNode = PushNode.start(transports(), config());
+        prefill = PushFixture.worker("prefill-0", 0, 1, prefillNode.port());
+        decode = PushFixture.worker("decode-0", 0, 1, decodeNode.port());
+        prefillClient = PushClient.connect("127.0.0.1", prefillNode.port(), RPC);
+        decodeClient = PushClient.connect("127.0.0.1", decodeNode.port(), RPC);
+        assertThat(prefillClient.registerLayers(prefill)).isEqualTo(LAYERS);
+        assertThat(decodeClient.registerLayers(decode)).isEqualTo(LAYERS);
+    }
+
+    @AfterEach
+    void stopServers() {
+        closeAll(prefillClient, decodeClient, prefill, decode, prefillNode, decodeNode);
+        // every staging allocation was given back: nothing outstanding in either pool after its engine closed
+        assertThat(prefillNode.pool.outstandingAllocations()).isZero();
+        assertThat(decodeNode.pool.outstandingAllocations()).isZero();
+    }
+
+    static void closeAll(AutoCloseable... all) {
+        for (AutoCloseable c : all) {
+            if (c != null) {
+                try {
+                    c.close();
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+        }
+    }
+
+    @Test
+    void shouldDeliverEveryLayerByteForByteAndSignalCompletionOnBothSides() throws Exception {
+        List<Long> from = PushFixture.blocks(3, 4, 5, 9, 20, 21, 40);
+        List<Long> to = PushFixture.blocks(10, 11, 2, 30, 31, 32, 63);
+        try (LoadStateShm loadState = LoadStateShm.create();
+                LoadStateShm pushState = LoadStateShm.create();
+                LayerReadyShm ready = LayerReadyShm.create(LAYERS)) {
+            PrepareReceiveResponse prepared =
+                    decodeClient.prepareReceive("decode-0", "req-1-d", to, List.of(loadState.name()), RPC);
+            prefillClient.startPush("prefill-0", 0, "req-1-p", prepared.getHandshake(), from, ready, pushState, RPC);
+            for (int l = 0; l < LAYERS; l++) {
+                PushFixture.writeLayer(prefill, l, from, 7);
+                Thread.sleep(20); // the rest of the layer's forward pass
+                ready.markReady(l + 1);
+                int layer = l;
+                // layer by layer: this layer arrives, and the next one (not yet marked ready) has not moved
+                await().atMost(Duration.ofSeconds(10))
+                        .until(() -> PushFixture.layerMismatch(prefill, decode, layer, from, to)
+                                .isEmpty());
+                if (l + 1 < LAYERS) {
+                    assertThat(PushFixture.layerZero(decode, l + 1, to)).isTrue();
+                }
+            }
+            assertThat(loadState.awaitTerminal(Duration.ofSeconds(10))).isEqualTo(LoadStateShm.SUCCESS);
+            assertThat(pushState.awaitTerminal(Duration.ofSeconds(10))).isEqualTo(LoadStateShm.SUCCESS);
+            for (int l = 0; l < LAYERS; l++) {
+                PushFixture.assertLayerEqual(prefill, decode, l, from, to);
+            }
+            long bytes =
+                    (long) from.size() * LAYERS * PushFixture.LAYOUT.rangesPerBlock() * PushFixture.LAYOUT.rangeBytes();
+            await().atMost(Duration.ofSeconds(5))
+                    .until(() -> prefillNode.engine.view().pushesInFlight() == 0
+                            && decodeNode.engine.view().receivesInFlight() == 0);
+            PushView p = prefillNode.engine.view();
+            PushView d = decodeNode.engine.view();
+            assertThat(p.bytesPushed()).isEqualTo(bytes);
+            assertThat(d.bytesReceived()).isEqualTo(bytes);
+            assertThat(p.pushesCompleted()).isEqualTo(1);
+            assertThat(d.receivesCompleted()).isEqualTo(1);
+            assertThat(p.pushFailures() + d.receiveFailures()).isZero();
+            assertThat(p.maxLayerLagNanos()).isPositive();
+        }
+    }
+
+    @Test
+    void shouldPushLayersMarkedReadyBeforeStartPushAtOnce() {
+        List<Long> from = PushFixture.blocks(0, 1, 2, 3);
+        List<Long> to = PushFixture.blocks(60, 61, 62, 63);
+        try (LoadStateShm loadState = LoadStateShm.create();
+                LoadStateShm pushState = LoadStateShm.create();
+                LayerReadyShm ready = LayerReadyShm.create(LAYERS)) {
+            for (int l = 0; l < LAYERS; l++) {
+                PushFixture.writeLayer(prefill, l, from, 11);
+            }
+            ready.markReady(LAYERS);
+            PrepareReceiveResponse prepared =
+                    decodeClient.prepareReceive("decode-0", "req-2-d", to, List.of(loadState.name()), RPC);
+            prefillClient.startPush("prefill-0", 0, "req-2-p", prepared.getHandshake(), from, ready, pushState, RPC);
+            assertThat(loadState.awaitTerminal(Duration.ofSeconds(20))).isEqualTo(LoadStateShm.SUCCESS);
+            assertThat(pushState.awaitTerminal(Duration.ofSeconds(20))).isEqualTo(LoadStateShm.SUCCESS);
+            for (int l = 0; l < LAYERS; l++) {
+                PushFixture.assertLayerEqual(prefill, decode, l, from, to);
+            }
+        }
+    }
+}

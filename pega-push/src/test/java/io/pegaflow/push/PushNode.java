@@ -1,0 +1,93 @@
+package io.pegaflow.push;
+
+import io.grpc.Server;
+import io.grpc.netty.NettyServerBuilder;
+import io.pegaflow.core.agent.AgentGroup;
+import io.pegaflow.core.agent.NanoClock;
+import io.pegaflow.core.device.DeviceBackend;
+import io.pegaflow.core.device.ProcessUid;
+import io.pegaflow.core.device.host.HostDeviceBackend;
+import io.pegaflow.core.memory.PinnedMemoryPool;
+import io.pegaflow.core.memory.PoolConfig;
+import io.pegaflow.push.grpc.GrpcDecodeLink;
+import io.pegaflow.push.grpc.PdPushGrpcService;
+import io.pegaflow.transfer.TransferConfig;
+import io.pegaflow.transfer.TransferEngine;
+import io.pegaflow.transfer.ucx.UcxTransferEngine;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.OptionalInt;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One push server as the sidecar runs it, without Spring: its own pinned pool, the host device backend, a UCX
+ * transfer engine over the pool (TCP or shared memory on loopback), the push engine, and the PdPush gRPC service on an
+ * ephemeral loopback port. {@link #kill()} drops it abruptly (the gRPC server first, with no goodbye to peers).
+ */
+final class PushNode implements AutoCloseable {
+    final PinnedMemoryPool pool;
+    final DeviceBackend backend;
+    final PushEngine engine;
+    final Server server;
+    final AgentGroup agents = new AgentGroup();
+    private volatile int port = -1;
+    private boolean closed;
+
+    private PushNode(String transports, PushConfig config, long poolBytes) {
+        pool = PinnedMemoryPool.create(PoolConfig.of(poolBytes));
+        backend = new HostDeviceBackend();
+        TransferEngine transfer = UcxTransferEngine.open(
+                TransferConfig.of("lo", 2).withTransports(transports), pool.regions(), NanoClock.SYSTEM);
+        engine = new PushEngine(
+                config,
+                pool,
+                backend,
+                transfer,
+                new GrpcDecodeLink(config.rpcTimeout()),
+                NanoClock.SYSTEM,
+                agents,
+                () -> "127.0.0.1:" + port);
+        try {
+            server = NettyServerBuilder.forAddress(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
+                    .addService(new PdPushGrpcService(engine, () -> OptionalInt.of(ProcessUid.current())))
+                    .build()
+                    .start();
+        } catch (IOException e) {
+            engine.close();
+            throw new UncheckedIOException(e);
+        }
+        port = server.getPort();
+    }
+
+    static PushNode start(String transports, PushConfig config) {
+        return new PushNode(transports, config, 64L << 20);
+    }
+
+    int port() {
+        return port;
+    }
+
+    /** Stops serving at once and closes the engine: in-flight calls to this node fail, peers get no notice. */
+    void kill() {
+        close();
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        server.shutdownNow();
+        try {
+            server.awaitTermination(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        engine.close();
+        backend.close();
+        pool.close();
+    }
+}
