@@ -159,6 +159,7 @@ public final class PdPushGrpcService extends PdPushGrpc.PdPushImplBase {
             case UNAVAILABLE -> Status.UNAVAILABLE;
             case DEADLINE_EXCEEDED -> Status.DEADLINE_EXCEEDED;
             case RESOURCE_EXHAUSTED -> Status.RESOURCE_EXHAUSTED;
+            case PERMISSION_DENIED -> Status.PERMISSION_DENIED;
             case INTERNAL -> Status.INTERNAL;
         };
     }
