@@ -65,6 +65,10 @@ final class PushNode implements AutoCloseable {
         return new PushNode(transports, config, 64L << 20);
     }
 
+    static PushNode start(String transports, PushConfig config, long poolBytes) {
+        return new PushNode(transports, config, poolBytes);
+    }
+
     int port() {
         return port;
     }
