@@ -528,6 +528,11 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         return backend.name();
     }
 
+    /** The device backend, for the P/D push engine (pega-push), which maps worker layers through it too. */
+    public DeviceBackend deviceBackend() {
+        return backend;
+    }
+
     /** The configuration as concluded: the host alignment is the one in force (512 with the SSD tier). */
     public EngineConfig config() {
         return config;

@@ -1,0 +1,65 @@
+package io.pegaflow.server.push;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.pegaflow.proto.ext.push.PrepareReceiveResponse;
+import io.pegaflow.proto.ext.push.PushHandshake;
+import io.pegaflow.push.PushEngine;
+import io.pegaflow.server.grpc.GrpcPort;
+import io.pegaflow.testkit.KvLayout;
+import io.pegaflow.testkit.LoadStateShm;
+import io.pegaflow.testkit.MockVllmWorker;
+import io.pegaflow.testkit.PushClient;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.test.annotation.DirtiesContext;
+
+/**
+ * {@code pega.pd.enabled=true} wires the push engine beside the cache engine and serves {@code pegaflow.ext.PdPush}
+ * on the server's gRPC port: a worker registers its layers, prepares a receive whose handshake names this server, and
+ * a cancel ends in load_state -1.
+ */
+@SpringBootTest(
+        webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = {
+            "spring.grpc.server.port=0",
+            "server.address=127.0.0.1",
+            "pega.pool.size=32MB",
+            "pega.device.backend=host",
+            "pega.pd.enabled=true",
+            "pega.pd.transports=tcp"
+        })
+@DirtiesContext
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class PdPushWiringTest {
+    @Autowired
+    GrpcPort port;
+
+    @Autowired
+    PushEngine push;
+
+    @Test
+    void shouldServePdPushOnTheServersGrpcPort() throws Exception {
+        try (MockVllmWorker w = MockVllmWorker.builder("127.0.0.1", port.port())
+                        .instanceId("wired")
+                        .sharedLayers(List.of("l0", "l1"), KvLayout.kvFirst(8, 16, 2, 64, 2))
+                        .build();
+                PushClient client = PushClient.connect("127.0.0.1", port.port(), Duration.ofSeconds(10));
+                LoadStateShm loadState = LoadStateShm.create()) {
+            assertThat(client.registerLayers(w)).isEqualTo(2);
+            PrepareReceiveResponse r = client.prepareReceive(
+                    "wired", "req", List.of(1L, 2L), List.of(loadState.name()), Duration.ofSeconds(30));
+            PushHandshake h = PushHandshake.parseFrom(r.getHandshake());
+            assertThat(h.getDecodeAddress()).isEqualTo("127.0.0.1:" + port.port());
+            assertThat(h.getRanksCount()).isEqualTo(1);
+            assertThat(push.view().receivesInFlight()).isEqualTo(1);
+            client.cancelReceive(r.getReceiveId());
+            assertThat(loadState.awaitTerminal(Duration.ofSeconds(10))).isEqualTo(LoadStateShm.FAILURE);
+        }
+    }
+}
