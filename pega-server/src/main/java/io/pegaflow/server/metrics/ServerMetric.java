@@ -101,7 +101,21 @@ public enum ServerMetric implements MetricDescriptor {
     PEGAFLOW_METASERVER_UNREGISTER_FAILURES(MetricType.COUNTER, "calls", "Failed UnregisterNode calls at shutdown"),
     PEGAFLOW_METASERVER_REANNOUNCEMENTS(
             MetricType.COUNTER, "events", "Re-announcements of all resident blocks after an epoch change"),
-    PEGAFLOW_METASERVER_REANNOUNCED_BLOCKS(MetricType.COUNTER, "hashes", "Block hashes sent by re-announcements");
+    PEGAFLOW_METASERVER_REANNOUNCED_BLOCKS(MetricType.COUNTER, "hashes", "Block hashes sent by re-announcements"),
+
+    // P/D push (docs/pd-push.md), when pega.pd.enabled
+    PEGAFLOW_PD_PUSHES_IN_FLIGHT(MetricType.GAUGE, "requests", "Prefill-side pushes in flight"),
+    PEGAFLOW_PD_RECEIVES_IN_FLIGHT(MetricType.GAUGE, "requests", "Decode-side receives in flight"),
+    PEGAFLOW_PD_PUSHED_BYTES(MetricType.COUNTER, "bytes", "Bytes put to decode servers"),
+    PEGAFLOW_PD_RECEIVED_BYTES(MetricType.COUNTER, "bytes", "Bytes copied to decode workers' devices"),
+    PEGAFLOW_PD_PUSH_FAILURES(MetricType.COUNTER, "requests", "Pushes that ended in push state -1"),
+    PEGAFLOW_PD_RECEIVE_FAILURES(MetricType.COUNTER, "requests", "Receives that ended in load_state -1"),
+    PEGAFLOW_PD_LAYER_LAG(
+            MetricType.TIMER,
+            "seconds",
+            "Per layer, ready seen to arrival acknowledged by the decode server",
+            Labels.NONE,
+            Buckets.PREFETCH);
 
     /** Label sets used by the catalog. */
     private static final class Labels {

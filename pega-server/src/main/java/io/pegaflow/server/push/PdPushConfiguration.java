@@ -1,16 +1,22 @@
 package io.pegaflow.server.push;
 
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.MeterBinder;
 import io.pegaflow.core.agent.AgentGroup;
 import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.engine.PegaEngine;
+import io.pegaflow.edge.metrics.CatalogMeters;
 import io.pegaflow.push.PushConfig;
 import io.pegaflow.push.PushEngine;
+import io.pegaflow.push.PushStats;
 import io.pegaflow.push.grpc.GrpcDecodeLink;
 import io.pegaflow.push.grpc.PdPushGrpcService;
 import io.pegaflow.server.grpc.CallerUids;
 import io.pegaflow.server.grpc.GrpcPort;
+import io.pegaflow.server.metrics.ServerMetric;
 import io.pegaflow.transfer.TransferConfig;
 import io.pegaflow.transfer.ucx.UcxTransferEngine;
+import java.util.concurrent.TimeUnit;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -47,6 +53,23 @@ public class PdPushConfiguration {
                 NanoClock.SYSTEM,
                 agents,
                 () -> advertised.isBlank() ? "127.0.0.1:" + port.port() : advertised);
+    }
+
+    /** The push engine's entries of the server catalog ({@code pegaflow_pd_*}), read at scrape time. */
+    @Bean
+    MeterBinder pdPushMeterBinder(PushEngine push) {
+        return registry -> {
+            CatalogMeters m = new CatalogMeters(registry);
+            PushStats s = push.stats();
+            m.gauge(ServerMetric.PEGAFLOW_PD_PUSHES_IN_FLIGHT, s, PushStats::pushesInFlight);
+            m.gauge(ServerMetric.PEGAFLOW_PD_RECEIVES_IN_FLIGHT, s, PushStats::receivesInFlight);
+            m.countOf(ServerMetric.PEGAFLOW_PD_PUSHED_BYTES, s, PushStats::bytesPushed);
+            m.countOf(ServerMetric.PEGAFLOW_PD_RECEIVED_BYTES, s, PushStats::bytesReceived);
+            m.countOf(ServerMetric.PEGAFLOW_PD_PUSH_FAILURES, s, PushStats::pushFailures);
+            m.countOf(ServerMetric.PEGAFLOW_PD_RECEIVE_FAILURES, s, PushStats::receiveFailures);
+            Timer lag = m.timer(ServerMetric.PEGAFLOW_PD_LAYER_LAG);
+            s.bindLayerLag(nanos -> lag.record(nanos, TimeUnit.NANOSECONDS));
+        };
     }
 
     @Bean

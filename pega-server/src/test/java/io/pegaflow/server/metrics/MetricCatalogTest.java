@@ -49,7 +49,9 @@ import org.springframework.test.context.DynamicPropertySource;
             "pega.ssd.enabled=true",
             "pega.ssd.capacity=8MB",
             "pega.metaserver.advertise-addr=127.0.0.1:50055",
-            "pega.metaserver.allow-loopback=true"
+            "pega.metaserver.allow-loopback=true",
+            "pega.pd.enabled=true",
+            "pega.pd.transports=tcp"
         })
 class MetricCatalogTest {
     private static final Path DIR = shardDir();

@@ -2,6 +2,7 @@ package io.pegaflow.server.push;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import io.pegaflow.proto.ext.push.PrepareReceiveResponse;
 import io.pegaflow.proto.ext.push.PushHandshake;
 import io.pegaflow.push.PushEngine;
@@ -43,6 +44,9 @@ class PdPushWiringTest {
     @Autowired
     PushEngine push;
 
+    @Autowired
+    MeterRegistry registry;
+
     @Test
     void shouldServePdPushOnTheServersGrpcPort() throws Exception {
         try (MockVllmWorker w = MockVllmWorker.builder("127.0.0.1", port.port())
@@ -58,8 +62,14 @@ class PdPushWiringTest {
             assertThat(h.getDecodeAddress()).isEqualTo("127.0.0.1:" + port.port());
             assertThat(h.getRanksCount()).isEqualTo(1);
             assertThat(push.view().receivesInFlight()).isEqualTo(1);
+            assertThat(registry.get("pegaflow_pd_receives_in_flight").gauge().value())
+                    .isEqualTo(1.0);
             client.cancelReceive(r.getReceiveId());
             assertThat(loadState.awaitTerminal(Duration.ofSeconds(10))).isEqualTo(LoadStateShm.FAILURE);
+            assertThat(registry.get("pegaflow_pd_receive_failures")
+                            .functionCounter()
+                            .count())
+                    .isEqualTo(1.0);
         }
     }
 }
