@@ -11,6 +11,10 @@ import io.pegaflow.testkit.KvLayout;
 import io.pegaflow.testkit.LoadStateShm;
 import io.pegaflow.testkit.MockVllmWorker;
 import io.pegaflow.testkit.PushClient;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -18,6 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.core.env.Environment;
 import org.springframework.test.annotation.DirtiesContext;
 
 /**
@@ -47,6 +52,9 @@ class PdPushWiringTest {
     @Autowired
     MeterRegistry registry;
 
+    @Autowired
+    Environment env;
+
     @Test
     void shouldServePdPushOnTheServersGrpcPort() throws Exception {
         try (MockVllmWorker w = MockVllmWorker.builder("127.0.0.1", port.port())
@@ -62,6 +70,14 @@ class PdPushWiringTest {
             assertThat(h.getDecodeAddress()).isEqualTo("127.0.0.1:" + port.port());
             assertThat(h.getRanksCount()).isEqualTo(1);
             assertThat(push.view().receivesInFlight()).isEqualTo(1);
+            HttpResponse<String> view = HttpClient.newHttpClient()
+                    .send(
+                            HttpRequest.newBuilder(URI.create(
+                                            "http://127.0.0.1:" + env.getProperty("local.server.port") + "/pd"))
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString());
+            assertThat(view.statusCode()).isEqualTo(200);
+            assertThat(view.body()).contains("\"receivesInFlight\":1").contains("\"requestId\":\"req\"");
             assertThat(registry.get("pegaflow_pd_receives_in_flight").gauge().value())
                     .isEqualTo(1.0);
             client.cancelReceive(r.getReceiveId());
