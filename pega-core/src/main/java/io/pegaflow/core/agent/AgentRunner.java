@@ -3,6 +3,7 @@ package io.pegaflow.core.agent;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,7 +47,7 @@ public final class AgentRunner implements AutoCloseable {
     private final CountDownLatch terminated = new CountDownLatch(1);
     private volatile boolean stopRequested;
     private volatile State state = State.NEW;
-    private volatile Throwable failure;
+    private volatile @Nullable Throwable failure;
 
     public AgentRunner(Agent agent, IdleStrategy idle) {
         this.agent = agent;

@@ -1,6 +1,7 @@
 package io.pegaflow.core.agent;
 
 import java.util.concurrent.locks.LockSupport;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Parks the agent's thread for a bounded period; {@link #wake()} unparks it. For agents that look at a clock rather
@@ -9,7 +10,9 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class ParkingIdleStrategy implements IdleStrategy {
     private final long maxParkNanos;
-    private volatile Thread idler;
+    /** The thread parked in {@link #idle}, or null while none is. */
+    private volatile @Nullable Thread idler;
+
     private volatile boolean woken;
 
     ParkingIdleStrategy(long maxParkNanos) {

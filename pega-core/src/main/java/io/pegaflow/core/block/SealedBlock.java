@@ -2,6 +2,7 @@ package io.pegaflow.core.block;
 
 import io.pegaflow.core.memory.RefCount;
 import java.lang.invoke.MethodHandles;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A complete block: one {@link SlotData} for every slot ({@code num_layers × tp_size}), immutable once sealed.
@@ -38,7 +39,7 @@ public final class SealedBlock {
     }
 
     /** The slot's data, or null when {@code index} is outside this block (a different topology saved it). */
-    public SlotData slot(int index) {
+    public @Nullable SlotData slot(int index) {
         return index >= 0 && index < slots.length ? slots[index] : null;
     }
 

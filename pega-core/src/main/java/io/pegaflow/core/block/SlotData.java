@@ -1,6 +1,7 @@
 package io.pegaflow.core.block;
 
 import io.pegaflow.core.memory.PinnedAllocation;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The stored bytes of one slot (one layer × TP rank) of one block: one contiguous segment, or a K and a V segment
@@ -19,7 +20,9 @@ public final class SlotData {
     private final PinnedAllocation allocation0;
     private final long address0;
     private final long length0;
-    private final PinnedAllocation allocation1;
+    /** The second segment's allocation (a split K/V layer); null for a contiguous slot. */
+    private final @Nullable PinnedAllocation allocation1;
+
     private final long address1;
     private final long length1;
 
@@ -27,7 +30,7 @@ public final class SlotData {
             PinnedAllocation allocation0,
             long address0,
             long length0,
-            PinnedAllocation allocation1,
+            @Nullable PinnedAllocation allocation1,
             long address1,
             long length1) {
         this.allocation0 = allocation0;

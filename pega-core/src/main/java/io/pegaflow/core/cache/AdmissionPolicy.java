@@ -1,6 +1,7 @@
 package io.pegaflow.core.cache;
 
 import io.pegaflow.core.block.BlockKey;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Decides whether a new block may enter the RAM index, and learns from hits. Called under the cache lock, so an
@@ -15,7 +16,7 @@ public interface AdmissionPolicy {
      * Whether {@code candidate} should be admitted when {@code victim} (the current LRU head, or null when the index
      * is empty) would be the next to go.
      */
-    boolean admit(BlockKey candidate, BlockKey victim);
+    boolean admit(BlockKey candidate, @Nullable BlockKey victim);
 
     /** Plain LRU: admits everything. */
     AdmissionPolicy ALWAYS = new AdmissionPolicy() {
@@ -23,7 +24,7 @@ public interface AdmissionPolicy {
         public void recordAccess(BlockKey key) {}
 
         @Override
-        public boolean admit(BlockKey candidate, BlockKey victim) {
+        public boolean admit(BlockKey candidate, @Nullable BlockKey victim) {
             return true;
         }
     };

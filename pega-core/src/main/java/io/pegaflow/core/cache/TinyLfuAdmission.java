@@ -3,6 +3,7 @@ package io.pegaflow.core.cache;
 import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import java.util.function.BooleanSupplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * TinyLFU admission in front of the RAM index's LRU order ({@code pega.cache.admission=tinylfu}): under memory
@@ -84,7 +85,7 @@ public final class TinyLfuAdmission implements AdmissionPolicy {
     }
 
     @Override
-    public boolean admit(BlockKey candidate, BlockKey victim) {
+    public boolean admit(BlockKey candidate, @Nullable BlockKey victim) {
         sketch.increment(candidate);
         if (victim == null || !underPressure.getAsBoolean()) {
             return true;

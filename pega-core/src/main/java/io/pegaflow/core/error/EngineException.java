@@ -1,5 +1,7 @@
 package io.pegaflow.core.error;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The one error type the engine throws across its API. Its {@link Kind} decides the gRPC status at the boundary, and
  * {@link #getMessage()} is already the exact text the reference server sends, so the adapter maps it once and adds
@@ -28,7 +30,7 @@ public final class EngineException extends RuntimeException {
 
     private final Kind kind;
 
-    private EngineException(Kind kind, String message, Throwable cause) {
+    private EngineException(Kind kind, String message, @Nullable Throwable cause) {
         super(message, cause, false, false);
         this.kind = kind;
     }

@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,7 +31,8 @@ public final class DeviceContext implements AutoCloseable {
     private final DeviceLane saveLane;
     private final DeviceLane loadLane;
     private final AtomicBoolean closed = new AtomicBoolean();
-    private volatile AgentGroup agents;
+    /** Set by {@link #start}; null until then. */
+    private volatile @Nullable AgentGroup agents;
 
     public DeviceContext(
             String instanceId,
@@ -69,7 +71,7 @@ public final class DeviceContext implements AutoCloseable {
     }
 
     /** The layer registered on this device under {@code name}, or null. */
-    public LayerRegistration layer(String name) {
+    public @Nullable LayerRegistration layer(String name) {
         return layers.get(name);
     }
 

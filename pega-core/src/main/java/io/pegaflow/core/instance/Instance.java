@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One vLLM replica: created by its first registration, it fixes the namespace, tp_size and world_size, assigns dense
@@ -113,7 +114,8 @@ public final class Instance {
         return out;
     }
 
-    public DeviceContext device(int deviceId) {
+    /** The device registered under {@code deviceId}, or null. */
+    public @Nullable DeviceContext device(int deviceId) {
         return devices.get(deviceId);
     }
 

@@ -8,6 +8,7 @@ import io.pegaflow.sys.NativeException;
 import io.pegaflow.sys.OffHeap;
 import io.pegaflow.sys.Posix;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The worker-created 32-byte shared-memory object through which a Load reports completion
@@ -80,7 +81,7 @@ public final class LoadStateSignal {
     }
 
     /** Opens the object, validates its header, optionally writes the state, closes. Returns a problem or null. */
-    private String withMapping(long state, boolean write) {
+    private @Nullable String withMapping(long state, boolean write) {
         int fd = -1;
         try (Memory header = new Memory(MIN_SIZE_BYTES)) {
             fd = Posix.open(path, LibC.O_RDWR | LibC.O_NOFOLLOW, 0);

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -109,7 +110,7 @@ public final class PinnedMemoryPool implements AutoCloseable {
      * @throws IllegalArgumentException when {@code bytes <= 0}
      * @throws IllegalStateException when the pool is closed
      */
-    public PinnedAllocation allocate(long bytes) {
+    public @Nullable PinnedAllocation allocate(long bytes) {
         if (bytes <= 0) {
             throw new IllegalArgumentException("bytes must be > 0, was " + bytes);
         }

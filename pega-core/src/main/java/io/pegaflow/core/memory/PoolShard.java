@@ -1,6 +1,7 @@
 package io.pegaflow.core.memory;
 
 import java.util.concurrent.locks.ReentrantLock;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One mapped region and the allocator over it. The lock covers only allocator calls; address arithmetic, accounting
@@ -25,6 +26,7 @@ final class PoolShard {
     }
 
     /** An allocation of {@code bytes} rounded up to units, or null when this shard cannot serve it now. */
+    @Nullable
     PinnedAllocation tryAllocate(long bytes) {
         int handle;
         long offsetBytes;

@@ -11,4 +11,7 @@
  * {@code UnitScaledAllocator} (bytes to units), {@code PoolShard}, {@code BackingRegion} and {@code PreToucher}. The
  * design is described in {@code docs/design/memory-pool.md}.
  */
+@NullMarked
 package io.pegaflow.core.memory;
+
+import org.jspecify.annotations.NullMarked;

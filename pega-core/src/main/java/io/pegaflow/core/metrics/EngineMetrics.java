@@ -2,6 +2,7 @@ package io.pegaflow.core.metrics;
 
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -36,14 +37,18 @@ public final class EngineMetrics implements EngineMetricsView {
         }
     }
 
+    private LongAdder cell(EngineCounter counter) {
+        return Objects.requireNonNull(counters.get(counter), "every counter has a cell from construction");
+    }
+
     /** Adds one to {@code counter}. */
     public void increment(EngineCounter counter) {
-        counters.get(counter).increment();
+        cell(counter).increment();
     }
 
     /** Adds {@code n} (never negative: these are counters) to {@code counter}. */
     public void add(EngineCounter counter, long n) {
-        counters.get(counter).add(n);
+        cell(counter).add(n);
     }
 
     /** Moves the inflight level by {@code delta} bytes (positive when a save parks memory, negative when it leaves). */
@@ -58,7 +63,7 @@ public final class EngineMetrics implements EngineMetricsView {
 
     @Override
     public long count(EngineCounter counter) {
-        return counters.get(counter).sum();
+        return cell(counter).sum();
     }
 
     @Override

@@ -3,4 +3,7 @@
  * {@link io.pegaflow.core.plan.MergeRule}). A ground-floor package with no dependencies, so the device copiers, the
  * transfer engine and the push engine share one coalescing rule.
  */
+@NullMarked
 package io.pegaflow.core.plan;
+
+import org.jspecify.annotations.NullMarked;

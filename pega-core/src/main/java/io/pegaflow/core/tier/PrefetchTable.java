@@ -14,6 +14,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Prefetch state per (instance, req_id) (spec/storage.md §5): {@code NONE -> RUNNING -> (poll after completion) NONE}
@@ -64,7 +65,7 @@ public final class PrefetchTable {
     }
 
     /** The outcome of a poll: still loading, a delivered result (blocks with references), or nothing pending. */
-    public record Poll(boolean loading, List<SealedBlock> ready) {
+    public record Poll(boolean loading, @Nullable List<SealedBlock> ready) {
         static final Poll NONE = new Poll(false, null);
         static final Poll LOADING = new Poll(true, null);
     }
