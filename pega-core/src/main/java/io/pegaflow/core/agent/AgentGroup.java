@@ -15,10 +15,15 @@ public final class AgentGroup {
     private final List<AgentRunner> runners = new CopyOnWriteArrayList<>();
 
     /** One runner's state, for reporting. */
-    public record Status(String roleName, AgentRunner.State state, String failure) {
+    public record Status(String roleName, AgentRunner.State state, String failure, long busyNanos) {
         /** Whether the agent died instead of being stopped. */
         public boolean failed() {
             return state == AgentRunner.State.FAILED;
+        }
+
+        /** Whether its current duty cycle has run past {@link AgentRunner#STALL_THRESHOLD_NANOS}. */
+        public boolean stalled() {
+            return busyNanos > AgentRunner.STALL_THRESHOLD_NANOS;
         }
     }
 
@@ -42,9 +47,15 @@ public final class AgentGroup {
             out.add(new Status(
                     r.roleName(),
                     r.state(),
-                    r.failure().map(Throwable::toString).orElse("")));
+                    r.failure().map(Throwable::toString).orElse(""),
+                    r.busyNanos()));
         }
         return out;
+    }
+
+    /** The runners stuck in one duty cycle past the stall threshold. */
+    public List<Status> stalled() {
+        return statuses().stream().filter(Status::stalled).toList();
     }
 
     /** The runners that failed. */

@@ -20,12 +20,24 @@ import org.slf4j.LoggerFactory;
  * ERROR, records it ({@link #failure()}), still calls {@code onClose} and ends in {@link State#FAILED}, so the
  * process health can turn DOWN instead of a dead thread going unnoticed ({@link AgentGroup}).
  *
+ * <p>Stalls: a wait inside {@code doWork} that the JVM cannot bound (a native copy or {@code cuEventSynchronize}, a
+ * {@code pread} on a hung disk) would otherwise leave the thread blocked with nobody told. The runner notes when each
+ * duty cycle began, and {@link #busyNanos} says how long the current one has run, so health can name an agent stuck
+ * past {@link #STALL_THRESHOLD_NANOS} (decision 0016).
+ *
  * <p>An interrupt of the runner's thread is treated as a stop request.
  */
 public final class AgentRunner implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(AgentRunner.class);
     /** How long {@link #close()} waits for the agent to finish its queued work. */
     public static final long DEFAULT_CLOSE_TIMEOUT_MILLIS = 30_000;
+    /**
+     * A duty cycle running longer than this is reported as stalled: every bounded step of an agent (one copy plan,
+     * one batch of SSD I/O, one RPC with its deadline) ends well within it.
+     */
+    public static final long STALL_THRESHOLD_NANOS = TimeUnit.SECONDS.toNanos(60);
+
+    private static final long IDLE = Long.MIN_VALUE;
 
     /** Where a runner stands. */
     public enum State {
@@ -42,6 +54,8 @@ public final class AgentRunner implements AutoCloseable {
     private final Agent agent;
     private final IdleStrategy idle;
     private final Thread thread;
+    private final NanoClock clock;
+    private volatile long dutyStartedNanos = IDLE;
     private boolean started; // guarded by this
     private boolean closed; // guarded by this
     private final CountDownLatch terminated = new CountDownLatch(1);
@@ -50,8 +64,14 @@ public final class AgentRunner implements AutoCloseable {
     private volatile @Nullable Throwable failure;
 
     public AgentRunner(Agent agent, IdleStrategy idle) {
+        this(agent, idle, NanoClock.SYSTEM);
+    }
+
+    /** A runner whose stall report reads {@code clock}. */
+    public AgentRunner(Agent agent, IdleStrategy idle, NanoClock clock) {
         this.agent = agent;
         this.idle = idle;
+        this.clock = clock;
         this.thread = new Thread(this::run, agent.roleName());
         this.thread.setDaemon(true);
     }
@@ -71,13 +91,16 @@ public final class AgentRunner implements AutoCloseable {
         try {
             agent.onStart();
             while (true) {
+                dutyStartedNanos = clock.nanoTime();
                 int work = agent.doWork();
+                dutyStartedNanos = IDLE;
                 if (work <= 0 && (stopRequested || Thread.currentThread().isInterrupted())) {
                     break;
                 }
                 idle.idle(work);
             }
         } catch (Throwable t) { // Errors included: a dead agent must be reported, never just vanish
+            dutyStartedNanos = IDLE;
             fail(t);
         }
         try {
@@ -107,6 +130,17 @@ public final class AgentRunner implements AutoCloseable {
 
     public State state() {
         return state;
+    }
+
+    /** How long the duty cycle now running has taken so far; 0 while the agent idles or is not running. */
+    public long busyNanos() {
+        long started = dutyStartedNanos;
+        return started == IDLE ? 0 : Math.max(0, clock.nanoTime() - started);
+    }
+
+    /** Whether the current duty cycle has run past {@link #STALL_THRESHOLD_NANOS}. */
+    public boolean stalled() {
+        return busyNanos() > STALL_THRESHOLD_NANOS;
     }
 
     /** What stopped the agent, if it failed. */

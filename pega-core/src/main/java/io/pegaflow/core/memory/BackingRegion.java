@@ -48,11 +48,15 @@ final class BackingRegion {
      * Maps, binds and pre-touches a region of at least {@code requestedBytes}.
      *
      * @throws NativeException when no mapping can be made; nothing stays mapped then
+     * @throws IllegalStateException when pre-touching stalled past its deadline; the mapping is left in place then
      */
     static BackingRegion map(long requestedBytes, PoolConfig config, String name) {
         BackingRegion region = config.hugePages() ? mapHuge(requestedBytes) : mapRegular(requestedBytes);
         try {
             region.prepare(config, name);
+        } catch (PreToucher.Stalled e) {
+            // a writer may still be running in the mapping: unmapping it would fault that thread
+            throw e;
         } catch (RuntimeException | Error e) {
             region.unmap();
             throw e;

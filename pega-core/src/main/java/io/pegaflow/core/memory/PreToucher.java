@@ -11,10 +11,29 @@ import java.util.concurrent.atomic.AtomicReference;
  * 1 GiB in a few hundred milliseconds; spreading that over cores is what cut the reference's 500 GB start-up from
  * minutes to seconds (spec storage.md §1.2).
  *
- * <p>Threads are short-lived and joined before {@link #touch} returns, so the region is never unmapped under them.
+ * <p>Threads are short-lived and joined before {@link #touch} returns, so the region is never unmapped under them. The
+ * join has a deadline (decision 0016): a writer that has not finished by then makes {@link #touch} throw
+ * {@link Stalled}, and the caller must then leave the mapping in place, since the writer may still be running in it.
  */
 final class PreToucher {
     static final long BYTES_PER_THREAD = 1L << 30;
+
+    /**
+     * Time one writer is given: a fixed part plus a part per GiB of its chunk, about a hundred times what a core
+     * takes to zero a GiB, so only a stuck writer runs into it.
+     */
+    static final long DEADLINE_BASE_MILLIS = 60_000;
+
+    static final long DEADLINE_PER_GIB_MILLIS = 10_000;
+
+    /** A writer did not finish in time; the region must stay mapped, since it may still be writing. */
+    static final class Stalled extends IllegalStateException {
+        private static final long serialVersionUID = 1L;
+
+        Stalled(String message) {
+            super(message);
+        }
+    }
 
     private PreToucher() {}
 
@@ -67,23 +86,34 @@ final class PreToucher {
             workers.add(worker);
             worker.start();
         }
-        joinAll(workers);
+        long chunkBytes = chunks.get(0)[1];
+        joinAll(
+                workers,
+                DEADLINE_BASE_MILLIS + DEADLINE_PER_GIB_MILLIS * UnitScaledAllocator.ceilDiv(chunkBytes, 1L << 30));
         Throwable error = failure.get();
         if (error != null) {
             throw new IllegalStateException("pre-touch failed", error);
         }
     }
 
-    private static void joinAll(List<Thread> workers) {
+    /** Joins every worker, each given {@code deadlineMillis} of its own (they run side by side). */
+    static void joinAll(List<Thread> workers, long deadlineMillis) {
         boolean interrupted = false;
         for (Thread worker : workers) {
             while (true) {
                 try {
-                    worker.join();
+                    worker.join(deadlineMillis);
                     break;
                 } catch (InterruptedException e) {
                     interrupted = true;
                 }
+            }
+            if (worker.isAlive()) {
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+                throw new Stalled(worker.getName() + " did not finish pre-touching in " + deadlineMillis
+                        + " ms; the pool's mapping is left in place because it may still be writing there");
             }
         }
         if (interrupted) {

@@ -201,4 +201,43 @@ class AgentRunnerTest {
         group.remove(runner);
         assertThat(group.statuses()).isEmpty();
     }
+
+    @Test
+    void shouldReportADutyCycleThatRunsPastTheStallThreshold() throws InterruptedException {
+        java.util.concurrent.atomic.AtomicLong now = new java.util.concurrent.atomic.AtomicLong(1_000);
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        Agent stuck = new Agent() {
+            @Override
+            public int doWork() {
+                entered.countDown();
+                try {
+                    // stands for a native wait the JVM cannot bound; the test's own wait has a deadline
+                    release.await(20, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return 0;
+            }
+
+            @Override
+            public String roleName() {
+                return "pega-test-stuck";
+            }
+        };
+        AgentGroup group = new AgentGroup();
+        AgentRunner runner = group.add(new AgentRunner(stuck, IdleStrategy.parking(1_000_000), now::get).start());
+        assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+
+        now.addAndGet(AgentRunner.STALL_THRESHOLD_NANOS);
+        assertThat(runner.stalled()).isFalse();
+        now.addAndGet(1);
+        assertThat(runner.stalled()).isTrue();
+        assertThat(group.stalled()).extracting(AgentGroup.Status::roleName).containsExactly("pega-test-stuck");
+
+        release.countDown();
+        assertThat(runner.close(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(runner.busyNanos()).isZero();
+        assertThat(group.stalled()).isEmpty();
+    }
 }

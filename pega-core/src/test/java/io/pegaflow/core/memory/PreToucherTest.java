@@ -41,4 +41,29 @@ class PreToucherTest {
         assertThat(expectedOffset).isEqualTo(length);
         assertThat(chunks).hasSize(3);
     }
+
+    @Test
+    void shouldGiveUpOnAStuckWriterWithAnErrorThatKeepsTheMappingInPlace() throws InterruptedException {
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        Thread stuck = new Thread(
+                () -> {
+                    try {
+                        release.await(20, java.util.concurrent.TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                },
+                "pega-test-pretouch-0");
+        stuck.start();
+        try {
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> PreToucher.joinAll(List.of(stuck), 50))
+                    .isInstanceOf(PreToucher.Stalled.class)
+                    .hasMessageContaining("pega-test-pretouch-0 did not finish pre-touching in 50 ms")
+                    .hasMessageContaining("left in place");
+        } finally {
+            release.countDown();
+            stuck.join(10_000);
+        }
+        PreToucher.joinAll(List.of(stuck), 50); // a finished writer joins at once
+    }
 }

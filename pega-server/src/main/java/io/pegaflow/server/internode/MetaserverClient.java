@@ -7,6 +7,7 @@ import io.pegaflow.core.agent.AgentGroup;
 import io.pegaflow.core.agent.AgentRunner;
 import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.engine.BlockIndexListener;
+import io.pegaflow.edge.rpc.DeadlineRequiredInterceptor;
 import io.pegaflow.proto.MetaServerGrpc;
 import io.pegaflow.proto.UnregisterNodeRequest;
 import java.time.Duration;
@@ -78,6 +79,8 @@ public final class MetaserverClient implements BlockIndexListener, AutoCloseable
         this.agents = agents;
         this.channel = ManagedChannelBuilder.forTarget(settings.target())
                 .usePlaintext()
+                // every call sets its deadline; one that forgot fails in tests instead of hanging the agent
+                .intercept(new DeadlineRequiredInterceptor())
                 .build();
         this.stub = MetaServerGrpc.newBlockingStub(channel).withInterceptors(epochs);
         this.session = new MetaserverSession(

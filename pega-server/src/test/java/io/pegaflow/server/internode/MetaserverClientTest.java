@@ -1,6 +1,7 @@
 package io.pegaflow.server.internode;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
 import io.grpc.Status;
@@ -218,7 +219,8 @@ class MetaserverClientTest {
         MetaserverClient client = new MetaserverClient(settings, resident::get, NanoClock.SYSTEM, agents).start();
 
         assertThat(agents.statuses())
-                .containsExactly(new AgentGroup.Status("pega-metaserver-client", AgentRunner.State.RUNNING, ""));
+                .extracting(AgentGroup.Status::roleName, AgentGroup.Status::state, AgentGroup.Status::failure)
+                .containsExactly(tuple("pega-metaserver-client", AgentRunner.State.RUNNING, ""));
         client.close();
         assertThat(agents.statuses()).isEmpty();
     }
