@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
@@ -42,7 +43,23 @@ public final class ChildJvm implements AutoCloseable {
      * 100 ms, at most 90 s). The child is killed if it never gets ready.
      */
     public static ChildJvm start(String name, Path dir, List<String> args, BooleanSupplier ready) throws IOException {
-        ChildJvm child = launch(name, dir, args);
+        return start(name, dir, List.of(), Map.of(), args, ready);
+    }
+
+    /**
+     * As {@link #start(String, Path, List, BooleanSupplier)}, with {@code java} run through {@code wrapper} (a command
+     * that ends by exec'ing its arguments, such as {@code ip netns exec NAME}, so the child's pid is the JVM's and a
+     * kill reaches it) and {@code environment} added to this process's.
+     */
+    public static ChildJvm start(
+            String name,
+            Path dir,
+            List<String> wrapper,
+            Map<String, String> environment,
+            List<String> args,
+            BooleanSupplier ready)
+            throws IOException {
+        ChildJvm child = launch(name, dir, wrapper, environment, args);
         try {
             child.awaitReady(ready);
             return child;
@@ -61,7 +78,7 @@ public final class ChildJvm implements AutoCloseable {
      */
     public static ChildJvm runToExit(String name, Path dir, List<String> args, Duration timeout)
             throws IOException, InterruptedException {
-        ChildJvm child = launch(name, dir, args);
+        ChildJvm child = launch(name, dir, List.of(), Map.of(), args);
         try {
             child.awaitExit(timeout);
             return child;
@@ -70,16 +87,20 @@ public final class ChildJvm implements AutoCloseable {
         }
     }
 
-    private static ChildJvm launch(String name, Path dir, List<String> args) throws IOException {
-        List<String> cmd = new ArrayList<>(List.of(
+    private static ChildJvm launch(
+            String name, Path dir, List<String> wrapper, Map<String, String> environment, List<String> args)
+            throws IOException {
+        List<String> cmd = new ArrayList<>(wrapper);
+        cmd.addAll(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xmx384m",
                 "-XX:+UseSerialGC",
                 "-XX:TieredStopAtLevel=1"));
         cmd.addAll(args);
         Path log = dir.resolve(name.replaceAll("[^A-Za-z0-9._-]", "-") + ".log");
-        Process p = new ProcessBuilder(cmd)
-                .directory(dir.toFile())
+        ProcessBuilder builder = new ProcessBuilder(cmd);
+        builder.environment().putAll(environment);
+        Process p = builder.directory(dir.toFile())
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
                 .start();
