@@ -7,6 +7,10 @@
 #                          class files far better than jars); server/classpath.txt and server/main-class.txt
 #     test/                pega-native and pega-core main and test classes, the test dependencies unpacked,
 #                          GpuTestMain (gpu-tests/java) compiled; test/classpath.txt
+#     ucx/                 Debian's libucx0 1.13.1 and what it links (libnuma1, libibverbs1, librdmacm1), unpacked
+#                          from their .debs (`apt-get download`): the device has no Debian, and JUCX's libjucx.so
+#                          needs libucp. Scripts that start a server with pega.pd or pega.rdma on set
+#                          LD_LIBRARY_PATH=ucx/usr/lib/x86_64-linux-gnu and UCX_MODULE_DIR=that/ucx (ucx/env.sh).
 #
 # Usage: scripts/device-bundle.sh [--snapshot | --refresh-tests]
 #   --snapshot       build from `git archive HEAD` plus this tree's CUDA files (pega-native .../sys/cuda, pega-core
@@ -14,6 +18,7 @@
 #                    compile.
 #   --refresh-tests  keep the bundle's JRE and server; recompile pega-native/pega-core (main and test classes) and
 #                    GpuTestMain from this tree and swap them in (repacks the bundle: several minutes).
+#   --ucx            keep the bundle; add (or replace) its ucx/ directory only.
 #   --overlay        leave the bundle alone; compile this tree's CUDA classes, their tests and GpuTestMain into
 #                    .carry/test-overlay and .carry/server-overlay, which gpu-tests/run.sh puts first on the
 #                    classpaths (seconds, for iterating on the CUDA code between full builds).
@@ -22,6 +27,36 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="$root/.carry"
 src="$root"
+
+ucx_libs() {  # stage dir: Debian's UCX and its link dependencies, unpacked (no root needed, nothing installed)
+  local debs
+  debs="$(mktemp -d /tmp/pega-bundle-debs.XXXXXX)"
+  (cd "$debs" && apt-get download libucx0 libnuma1 libibverbs1 librdmacm1 >/dev/null) \
+    || { echo "apt-get download failed (run apt-get update once)"; rm -rf "$debs"; return 1; }
+  rm -rf "$1/ucx" && mkdir -p "$1/ucx"
+  for deb in "$debs"/*.deb; do dpkg-deb -x "$deb" "$1/ucx"; done
+  ls "$debs" > "$1/ucx/packages.txt"
+  rm -rf "$debs" "$1/ucx/usr/share"
+  cat > "$1/ucx/env.sh" <<'ENV'
+# source this: the bundle's UCX for a JVM on a machine without Debian's libucx0
+_pega_ucx="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/usr/lib/x86_64-linux-gnu"
+export LD_LIBRARY_PATH="$_pega_ucx${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export UCX_MODULE_DIR="$_pega_ucx/ucx"
+unset _pega_ucx
+ENV
+  [[ -f "$1/ucx/usr/lib/x86_64-linux-gnu/libucp.so.0" ]] || { echo "libucp.so.0 missing from the unpacked .debs"; return 1; }
+}
+
+if [[ "${1:-}" == "--ucx" ]]; then
+  [[ -f "$out/pega-gpu-bundle.tar.xz" ]] || { echo "no bundle; run without options first"; exit 1; }
+  stage="$(mktemp -d /tmp/pega-bundle-stage.XXXXXX)"
+  trap 'rm -rf "$stage"' EXIT
+  tar -xJf "$out/pega-gpu-bundle.tar.xz" -C "$stage"
+  ucx_libs "$stage"
+  XZ_OPT="-6 -T0" tar -cJf "$out/pega-gpu-bundle.tar.xz" -C "$stage" .
+  du -sh "$stage/ucx" "$out/pega-gpu-bundle.tar.xz"
+  exit 0
+fi
 if [[ "${1:-}" == "--overlay" ]]; then
   [[ -f "$out/pega-gpu-bundle.tar.xz" ]] || { echo "no bundle; run without options first"; exit 1; }
   (cd "$root" && ./mvnw -q -B -ntp -o -pl pega-native,pega-core test-compile -Dspotless.check.skip=true)
@@ -58,6 +93,7 @@ if [[ "${1:-}" == "--refresh-tests" ]]; then
   rm -rf "$stage/test/launcher" && mkdir -p "$stage/test/launcher"
   javac -d "$stage/test/launcher" -cp "$(tr ':' '\n' < "$stage/test/classpath.txt" | sed "s|^|$stage/test/|" | paste -sd:)" \
     "$root/gpu-tests/java/GpuTestMain.java"
+  [[ -d "$stage/ucx" ]] || ucx_libs "$stage"
   XZ_OPT="-6 -T0" tar -cJf "$out/pega-gpu-bundle.tar.xz" -C "$stage" .
   du -sh "$out/pega-gpu-bundle.tar.xz"
   exit 0
@@ -139,8 +175,11 @@ javac -d "$stage/test/launcher" -cp "$javac_cp" "$root/gpu-tests/java/GpuTestMai
 test_cp+=("launcher")
 (IFS=:; echo "${test_cp[*]}") > "$stage/test/classpath.txt"
 
+echo "== ucx"
+ucx_libs "$stage"
+
 echo "== pack"
 mkdir -p "$out"
 XZ_OPT="-6 -T0" tar -cJf "$out/pega-gpu-bundle.tar.xz" -C "$stage" .
-du -sh "$stage"/jre "$stage"/server "$stage"/test "$out/pega-gpu-bundle.tar.xz"
+du -sh "$stage"/jre "$stage"/server "$stage"/test "$stage"/ucx "$out/pega-gpu-bundle.tar.xz"
 if [[ "$src" != "$root" ]]; then rm -rf "$src"; fi

@@ -32,6 +32,11 @@ class PushTimeout(TimeoutError):
     """A wait passed its deadline: treat the request as failed (decode: recompute it)."""
 
 
+class PushServerGone(ConnectionError):
+    """The worker's own server stopped answering while the worker waited: nobody will write the verdict, so treat the
+    request as failed now (decode: recompute it) instead of at the deadline."""
+
+
 class _Shm:
     def __init__(self, prefix: str, size: int):
         self.name = f"{prefix}{uuid.uuid4().hex}"
@@ -120,12 +125,53 @@ class PushClient:
     """Calls one server's PdPush service; every call has ``rpc_timeout_s``."""
 
     def __init__(self, target: str, rpc_timeout_s: float = 10.0):
+        self._target = target
         self._channel = grpc.insecure_channel(target)
         self._stub = pb_grpc.PdPushStub(self._channel)
         self._timeout = rpc_timeout_s
+        self._connectivity = None
+        self._channel.subscribe(self._on_connectivity, try_to_connect=False)
+
+    def _on_connectivity(self, state) -> None:
+        self._connectivity = state
 
     def close(self) -> None:
+        self._channel.unsubscribe(self._on_connectivity)
         self._channel.close()
+
+    def server_alive(self, connect_timeout_s: float = 1.0) -> bool:
+        """Whether this client's server can be reached: a connected channel is; otherwise (a server that exits or is
+        killed closes its sockets, and the channel leaves READY at once) it must connect within connect_timeout_s."""
+        if self._connectivity == grpc.ChannelConnectivity.READY:
+            return True
+        try:
+            grpc.channel_ready_future(self._channel).result(timeout=connect_timeout_s)
+            return True
+        except grpc.FutureTimeoutError:
+            return False
+
+    def wait(self, state: "StateObject", timeout_s: float, poll_s: float = 0.0002, liveness_s: float = 0.5) -> int:
+        """StateObject.wait that also watches this client's server every liveness_s: returns 1 (done) or < 0
+        (failed); raises PushTimeout at the deadline, or PushServerGone as soon as the server that would write the
+        verdict cannot be reached (it died: nothing would ever write the object)."""
+        deadline = time.monotonic() + timeout_s
+        next_check = time.monotonic() + liveness_s
+        while True:
+            s = state.state()
+            if s != 0:
+                return s
+            now = time.monotonic()
+            if now >= deadline:
+                raise PushTimeout(f"{state.name} still pending after {timeout_s} s")
+            if now >= next_check:
+                if not self.server_alive(min(1.0, max(0.05, deadline - now))):
+                    s = state.state()  # the verdict may have been written just before the server went
+                    if s != 0:
+                        return s
+                    raise PushServerGone(f"server {self._target} cannot be reached; {state.name} will never be "
+                                         "written")
+                next_check = time.monotonic() + liveness_s
+            time.sleep(poll_s)
 
     def __enter__(self):
         return self

@@ -35,6 +35,7 @@ public final class PushEngine implements AutoCloseable {
     private final PushStats stats = new PushStats();
     private final Semaphore requests;
     private final Supplier<String> advertiseAddress;
+    private final NanoClock clock;
     private boolean closed;
 
     /**
@@ -53,6 +54,7 @@ public final class PushEngine implements AutoCloseable {
             AgentGroup agents,
             Supplier<String> advertiseAddress) {
         this.config = config;
+        this.clock = clock;
         this.advertiseAddress = advertiseAddress;
         this.transfer = transfer;
         this.link = link instanceof AutoCloseable c ? c : () -> {};
@@ -220,7 +222,9 @@ public final class PushEngine implements AutoCloseable {
                 stats.maxLayerLagNanos(),
                 decode.quarantinedBytes(),
                 prefill.view(),
-                decode.view());
+                decode.view(),
+                clock.nanoTime(),
+                decode.recent());
     }
 
     /** Idempotent; see the class comment for the order. */

@@ -78,9 +78,11 @@ abstract class PushContract {
             PrepareReceiveResponse prepared =
                     decodeClient.prepareReceive("decode-0", "req-1-d", to, List.of(loadState.name()), RPC);
             prefillClient.startPush("prefill-0", 0, "req-1-p", prepared.getHandshake(), from, ready, pushState, RPC);
+            long[] readyAt = new long[LAYERS]; // the engines run on NanoClock.SYSTEM, this clock
             for (int l = 0; l < LAYERS; l++) {
                 PushFixture.writeLayer(prefill, l, from, 7);
                 Thread.sleep(20); // the rest of the layer's forward pass
+                readyAt[l] = System.nanoTime();
                 ready.markReady(l + 1);
                 int layer = l;
                 // layer by layer: this layer arrives, and the next one (not yet marked ready) has not moved
@@ -109,6 +111,24 @@ abstract class PushContract {
             assertThat(d.receivesCompleted()).isEqualTo(1);
             assertThat(p.pushFailures() + d.receiveFailures()).isZero();
             assertThat(p.maxLayerLagNanos()).isPositive();
+            // the timeline the GPU script computes the overlap from: each layer on the device after it was marked
+            // ready and before the next one was (this test waits for each layer), all before the receive ended
+            PushView.ReceiveTimeline t = d.recentReceives().stream()
+                    .filter(x -> x.id().equals(Long.toUnsignedString(prepared.getReceiveId())))
+                    .findFirst()
+                    .orElseThrow();
+            assertThat(t.succeeded()).isTrue();
+            assertThat(t.requestId()).isEqualTo("req-1-d");
+            assertThat(t.layerOnDeviceNanos()).hasSize(LAYERS);
+            for (int l = 0; l < LAYERS; l++) {
+                assertThat(t.layerOnDeviceNanos().get(l)).isGreaterThan(readyAt[l]);
+                assertThat(t.layerOnDeviceNanos().get(l)).isLessThanOrEqualTo(t.endedNanos());
+                if (l + 1 < LAYERS) {
+                    assertThat(t.layerOnDeviceNanos().get(l)).isLessThan(readyAt[l + 1]);
+                }
+            }
+            assertThat(t.preparedNanos()).isLessThan(readyAt[0]);
+            assertThat(d.clockNanos()).isGreaterThanOrEqualTo(t.endedNanos());
         }
     }
 

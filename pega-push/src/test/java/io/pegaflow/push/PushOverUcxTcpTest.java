@@ -80,6 +80,13 @@ class PushOverUcxTcpTest extends PushContract {
             decodeClient.prepareReceive("decode-0", "to-d", TO, List.of(loadState.name()), Duration.ofMillis(500));
             assertThat(loadState.awaitTerminal(VERDICT)).isEqualTo(LoadStateShm.FAILURE);
             assertThat(decodeNode.engine.view().receiveFailures()).isEqualTo(1);
+            org.awaitility.Awaitility.await()
+                    .atMost(Duration.ofSeconds(5))
+                    .until(() -> !decodeNode.engine.view().recentReceives().isEmpty());
+            PushView.ReceiveTimeline t =
+                    decodeNode.engine.view().recentReceives().get(0);
+            assertThat(t.succeeded()).isFalse();
+            assertThat(t.layerOnDeviceNanos()).hasSize(LAYERS).containsOnly(0L);
         }
     }
 

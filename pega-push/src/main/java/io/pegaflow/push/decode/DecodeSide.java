@@ -15,6 +15,7 @@ import io.pegaflow.push.layout.PushLayerTable;
 import io.pegaflow.push.layout.RankLayers;
 import io.pegaflow.push.layout.StagingLayout;
 import java.security.SecureRandom;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -45,6 +46,7 @@ public final class DecodeSide implements AutoCloseable {
     private final AtomicLong quarantined = new AtomicLong();
     private final Admission admission;
     private final AgentGroup agents;
+    private final ArrayDeque<PushView.ReceiveTimeline> recent = new ArrayDeque<>();
 
     /** The engine-wide bound on open pushes plus receives, and the counters. */
     public interface Admission {
@@ -86,13 +88,15 @@ public final class DecodeSide implements AutoCloseable {
             }
 
             @Override
-            public void completed(Receive r) {
+            public void completed(Receive r, long nowNanos) {
+                remember(r, true, nowNanos);
                 admission.received();
                 admission.leave();
             }
 
             @Override
-            public void failed(Receive r, String reason) {
+            public void failed(Receive r, String reason, long nowNanos) {
+                remember(r, false, nowNanos);
                 admission.receiveFailed();
                 admission.leave();
             }
@@ -177,6 +181,7 @@ public final class DecodeSide implements AutoCloseable {
             PushHandshake h = Handshakes.build(
                     advertiseAddress.get(), transferDescriptor, id, tpSize, blocks.length, ranks, bases, layouts);
             long timeout = timeoutMs == 0 ? defaultTimeoutNanos : Math.multiplyExact(timeoutMs, 1_000_000L);
+            long now = clock.nanoTime();
             receives.put(
                     id,
                     new Receive(
@@ -188,7 +193,8 @@ public final class DecodeSide implements AutoCloseable {
                             List.copyOf(layouts),
                             List.copyOf(staging),
                             List.copyOf(signals),
-                            clock.nanoTime() + timeout));
+                            now,
+                            now + timeout));
             done = true;
             return new Prepared(id, h);
         } finally {
@@ -258,6 +264,36 @@ public final class DecodeSide implements AutoCloseable {
                     r.layers() * r.tpSize()));
         }
         return out;
+    }
+
+    // called by the receive agent as a receive ends (after the ranks' load_state objects are written, so a worker that
+    // saw its verdict may have to look again for the timeline); the view reads under the same lock
+    private void remember(Receive r, boolean succeeded, long nowNanos) {
+        List<Long> layers = new ArrayList<>(r.layerOnDeviceNanos.length);
+        for (long t : r.layerOnDeviceNanos) {
+            layers.add(t);
+        }
+        PushView.ReceiveTimeline t = new PushView.ReceiveTimeline(
+                Long.toUnsignedString(r.id),
+                r.requestId,
+                r.instanceId,
+                succeeded,
+                r.preparedNanos,
+                nowNanos,
+                List.copyOf(layers));
+        synchronized (recent) {
+            if (recent.size() == PushView.RECENT) {
+                recent.removeFirst();
+            }
+            recent.addLast(t);
+        }
+    }
+
+    /** The last receives that ended, oldest first. */
+    public List<PushView.ReceiveTimeline> recent() {
+        synchronized (recent) {
+            return List.copyOf(recent);
+        }
     }
 
     /** Stops the agent, which fails what is still open and frees all staging. */

@@ -25,8 +25,10 @@ final class Receive {
     final List<PinnedAllocation> staging;
     final List<LoadStateSignal> signals;
     final long deadlineNanos;
+    final long preparedNanos;
 
     // receive agent only
+    final long[] layerOnDeviceNanos; // per layer, the latest rank's copy-to-device time
     final BitSet[] copied;
     final boolean[] rankDone;
     int ranksDone;
@@ -41,6 +43,7 @@ final class Receive {
             List<StagingLayout> layouts,
             List<PinnedAllocation> staging,
             List<LoadStateSignal> signals,
+            long preparedNanos,
             long deadlineNanos) {
         this.id = id;
         this.requestId = requestId;
@@ -50,7 +53,9 @@ final class Receive {
         this.layouts = layouts;
         this.staging = staging;
         this.signals = signals;
+        this.preparedNanos = preparedNanos;
         this.deadlineNanos = deadlineNanos;
+        this.layerOnDeviceNanos = new long[layouts.get(0).layers()];
         this.copied = new BitSet[ranks.size()];
         for (int r = 0; r < copied.length; r++) {
             copied[r] = new BitSet();

@@ -44,9 +44,9 @@ final class ReceiveAgent implements Agent {
     interface Callbacks {
         void layerCopied(long bytes);
 
-        void completed(Receive r);
+        void completed(Receive r, long nowNanos);
 
-        void failed(Receive r, String reason);
+        void failed(Receive r, String reason, long nowNanos);
 
         LongConsumer quarantinedBytes();
     }
@@ -112,6 +112,7 @@ final class ReceiveAgent implements Agent {
             return;
         }
         r.copied[a.tpRank()].set(a.layer());
+        r.layerOnDeviceNanos[a.layer()] = clock.nanoTime();
         r.layersCopied++;
         if (r.copied[a.tpRank()].cardinality() == r.layers()) {
             r.rankDone[a.tpRank()] = true;
@@ -126,7 +127,7 @@ final class ReceiveAgent implements Agent {
             if (r.ranksDone == r.tpSize()) {
                 receives.remove(r.id);
                 release(r);
-                callbacks.completed(r);
+                callbacks.completed(r, clock.nanoTime());
             }
         }
     }
@@ -168,7 +169,7 @@ final class ReceiveAgent implements Agent {
             return;
         }
         // counted before the verdict is visible, so whoever sees -1 also sees the failure counted
-        callbacks.failed(r, reason);
+        callbacks.failed(r, reason, clock.nanoTime());
         for (int rank = 0; rank < r.tpSize(); rank++) {
             if (!r.rankDone[rank]) {
                 r.rankDone[rank] = true;
