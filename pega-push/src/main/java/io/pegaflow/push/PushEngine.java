@@ -201,6 +201,16 @@ public final class PushEngine implements AutoCloseable {
         decode.arrived(receiveId, tpRank, layer);
     }
 
+    /** WatchReceive, from a prefill server. */
+    public void watchReceive(long receiveId, int tpRank, io.pegaflow.push.decode.ReceiveWatcher watcher) {
+        decode.watch(receiveId, tpRank, watcher);
+    }
+
+    /** A prefill server's WatchReceive stream broke. */
+    public void watchLost(long receiveId, int tpRank) {
+        decode.linkLost(receiveId, tpRank);
+    }
+
     /** PushFailed, from a prefill server. */
     public void pushFailed(long receiveId, int tpRank, String reason) {
         decode.fail(receiveId, "the prefill server gave up on rank " + tpRank + ": " + reason);

@@ -1,6 +1,7 @@
 package io.pegaflow.testkit;
 
 import com.google.protobuf.ByteString;
+import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
 import io.pegaflow.proto.ext.push.CancelReceiveRequest;
 import io.pegaflow.proto.ext.push.PdPushGrpc;
@@ -12,7 +13,9 @@ import io.pegaflow.proto.ext.push.StartPushRequest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * A worker's side of {@code pegaflow.ext.PdPush} (docs/pd-push.md), for tests and tools: register a rank's layers,
@@ -103,6 +106,73 @@ public final class PushClient implements AutoCloseable {
                         .setTimeoutMs(timeout.toMillis())
                         .build())
                 .getPushId();
+    }
+
+    /** How a worker's wait for its load_state (or push_state) object ended. */
+    public enum Verdict {
+        DONE,
+        FAILED,
+        /** The server that would write the object cannot be reached: it died, and nothing will ever write it. */
+        SERVER_GONE,
+        TIMED_OUT
+    }
+
+    private static final long LIVENESS_NANOS = 500_000_000L;
+    private static final Duration CONNECT = Duration.ofSeconds(1);
+
+    /**
+     * Waits for {@code state}'s verdict as a decode worker should: polling the object, and every half second, while it
+     * is pending, checking that this client's server is still there (the Python client's {@code PushClient.wait}).
+     */
+    public Verdict awaitVerdict(LoadStateShm state, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        long nextCheck = System.nanoTime() + LIVENESS_NANOS;
+        while (true) {
+            long s = state.state();
+            if (s != LoadStateShm.PENDING) {
+                return s == LoadStateShm.SUCCESS ? Verdict.DONE : Verdict.FAILED;
+            }
+            long now = System.nanoTime();
+            if (now - deadline >= 0) {
+                return Verdict.TIMED_OUT;
+            }
+            if (now - nextCheck >= 0) {
+                if (!serverAlive(CONNECT)) {
+                    s = state.state(); // written just before the server went?
+                    if (s == LoadStateShm.PENDING) {
+                        return Verdict.SERVER_GONE;
+                    }
+                    continue;
+                }
+                nextCheck = System.nanoTime() + LIVENESS_NANOS;
+            }
+            LockSupport.parkNanos(200_000);
+        }
+    }
+
+    /**
+     * Whether the server can be reached: a connected channel is; otherwise it must connect within {@code timeout}. A
+     * server that exits or is killed closes its sockets, so the channel leaves READY at once and cannot reconnect.
+     */
+    public boolean serverAlive(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        ConnectivityState s = channel.getState(true);
+        while (s != ConnectivityState.READY) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return false;
+            }
+            CountDownLatch changed = new CountDownLatch(1);
+            channel.notifyWhenStateChanged(s, changed::countDown);
+            try {
+                changed.await(left, TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+            s = channel.getState(true);
+        }
+        return true;
     }
 
     @Override

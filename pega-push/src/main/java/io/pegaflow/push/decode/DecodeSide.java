@@ -90,6 +90,7 @@ public final class DecodeSide implements AutoCloseable {
             @Override
             public void completed(Receive r, long nowNanos) {
                 remember(r, true, nowNanos);
+                endWatchers(r, true, "");
                 admission.received();
                 admission.leave();
             }
@@ -97,6 +98,7 @@ public final class DecodeSide implements AutoCloseable {
             @Override
             public void failed(Receive r, String reason, long nowNanos) {
                 remember(r, false, nowNanos);
+                endWatchers(r, false, reason);
                 admission.receiveFailed();
                 admission.leave();
             }
@@ -226,6 +228,39 @@ public final class DecodeSide implements AutoCloseable {
                     + " is outside tp_size " + r.tpSize() + " and " + r.layers() + " layers");
         }
         offer(new ReceiveCommand.Arrived(receiveId, tpRank, layer));
+    }
+
+    /**
+     * WatchReceive: {@code watcher} is ended when the receive ends. A receive that is not open (it ended, or never
+     * was) is FAILED_PRECONDITION; a receive that ends while the watcher is being added ends it all the same.
+     */
+    public void watch(long receiveId, int tpRank, ReceiveWatcher watcher) {
+        Receive r = receives.get(receiveId);
+        if (r == null) {
+            throw ReceiveAgent.unknown(receiveId);
+        }
+        if (tpRank < 0 || tpRank >= r.tpSize()) {
+            throw EngineException.invalidArgument("WatchReceive: rank " + tpRank + " is outside tp_size " + r.tpSize());
+        }
+        r.watchers.add(watcher);
+        if (!receives.containsKey(receiveId)) {
+            // the agent may have ended the receive before it could see this watcher
+            watcher.ended(false, "the receive ended while the watch was being set up");
+        }
+    }
+
+    /** A prefill server's watch stream broke before the receive ended (its process is gone, or it cancelled). */
+    public void linkLost(long receiveId, int tpRank) {
+        if (receives.containsKey(receiveId)) {
+            // best effort: a full or closed queue leaves the receive to its deadline or to the shutdown
+            queue.offer(new ReceiveCommand.LinkLost(receiveId, tpRank));
+        }
+    }
+
+    private static void endWatchers(Receive r, boolean succeeded, String reason) {
+        for (ReceiveWatcher w = r.watchers.poll(); w != null; w = r.watchers.poll()) {
+            w.ended(succeeded, reason);
+        }
     }
 
     /** The prefill side gave up on a rank (PushFailed), or the decode worker cancelled (CancelReceive). */

@@ -6,6 +6,7 @@ import io.pegaflow.push.layout.RankLayers;
 import io.pegaflow.push.layout.StagingLayout;
 import java.util.BitSet;
 import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
  * One prepared receive on the decode server: for every TP rank its registered layers, its pool staging, its
@@ -26,6 +27,8 @@ final class Receive {
     final List<LoadStateSignal> signals;
     final long deadlineNanos;
     final long preparedNanos;
+    /** The prefill servers' WatchReceive streams; added by RPC threads, ended by the receive agent. */
+    final ConcurrentLinkedQueue<ReceiveWatcher> watchers = new ConcurrentLinkedQueue<>();
 
     // receive agent only
     final long[] layerOnDeviceNanos; // per layer, the latest rank's copy-to-device time

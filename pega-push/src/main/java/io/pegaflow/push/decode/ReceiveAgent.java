@@ -89,6 +89,15 @@ final class ReceiveAgent implements Agent {
             if (r != null) {
                 fail(r, f.reason());
             }
+        } else if (c instanceof ReceiveCommand.LinkLost l) {
+            Receive r = receives.get(l.receiveId());
+            // the queue is FIFO: a rank whose last LayerArrived came before its link closed is done by now
+            if (r != null && !r.rankDone[l.tpRank()]) {
+                fail(
+                        r,
+                        "the prefill server's link for rank " + l.tpRank() + " closed before its layers arrived"
+                                + " (the prefill server stopped or died)");
+            }
         }
     }
 

@@ -7,4 +7,7 @@ sealed interface ReceiveCommand {
 
     /** The prefill side gave up, or the decode worker cancelled. */
     record Fail(long receiveId, String reason) implements ReceiveCommand {}
+
+    /** The prefill server's WatchReceive stream for a rank broke: fails the receive unless that rank is done. */
+    record LinkLost(long receiveId, int tpRank) implements ReceiveCommand {}
 }

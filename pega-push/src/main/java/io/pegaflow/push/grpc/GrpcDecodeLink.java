@@ -4,17 +4,24 @@ import com.google.common.util.concurrent.FutureCallback;
 import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.MoreExecutors;
 import io.grpc.ManagedChannel;
+import io.grpc.Status;
 import io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
 import io.pegaflow.proto.ext.push.LayerArrivedRequest;
 import io.pegaflow.proto.ext.push.LayerArrivedResponse;
 import io.pegaflow.proto.ext.push.PdPushGrpc;
 import io.pegaflow.proto.ext.push.PushFailedRequest;
 import io.pegaflow.proto.ext.push.PushFailedResponse;
+import io.pegaflow.proto.ext.push.WatchReceiveEvent;
+import io.pegaflow.proto.ext.push.WatchReceiveRequest;
 import io.pegaflow.push.prefill.DecodeLink;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
 /**
@@ -29,10 +36,13 @@ public final class GrpcDecodeLink implements DecodeLink, AutoCloseable {
         this.timeoutNanos = rpcTimeout.toNanos();
     }
 
-    private PdPushGrpc.PdPushFutureStub stub(String address) {
-        ManagedChannel ch = channels.computeIfAbsent(
+    private ManagedChannel channel(String address) {
+        return channels.computeIfAbsent(
                 address, a -> NettyChannelBuilder.forTarget(a).usePlaintext().build());
-        return PdPushGrpc.newFutureStub(ch).withDeadlineAfter(timeoutNanos, TimeUnit.NANOSECONDS);
+    }
+
+    private PdPushGrpc.PdPushFutureStub stub(String address) {
+        return PdPushGrpc.newFutureStub(channel(address)).withDeadlineAfter(timeoutNanos, TimeUnit.NANOSECONDS);
     }
 
     @Override
@@ -79,6 +89,55 @@ public final class GrpcDecodeLink implements DecodeLink, AutoCloseable {
                     }
                 },
                 MoreExecutors.directExecutor());
+    }
+
+    @Override
+    public AutoCloseable watch(String address, long receiveId, int tpRank, long timeoutNanos, Consumer<String> broken) {
+        AtomicBoolean over = new AtomicBoolean(); // closed by us, answered, or reported: nothing more to say
+        AtomicReference<ClientCallStreamObserver<WatchReceiveRequest>> call = new AtomicReference<>();
+        PdPushGrpc.newStub(channel(address))
+                .withDeadlineAfter(timeoutNanos, TimeUnit.NANOSECONDS)
+                .watchReceive(
+                        WatchReceiveRequest.newBuilder()
+                                .setReceiveId(receiveId)
+                                .setTpRank(tpRank)
+                                .build(),
+                        new ClientResponseObserver<WatchReceiveRequest, WatchReceiveEvent>() {
+                            @Override
+                            public void beforeStart(ClientCallStreamObserver<WatchReceiveRequest> requestStream) {
+                                call.set(requestStream);
+                            }
+
+                            @Override
+                            public void onNext(WatchReceiveEvent e) {
+                                if (!over.compareAndSet(false, true)) {
+                                    return;
+                                }
+                                if (e.getState() < 0) {
+                                    broken.accept("the decode server failed the receive: " + e.getReason());
+                                }
+                            }
+
+                            @Override
+                            public void onError(Throwable t) {
+                                if (over.compareAndSet(false, true)) {
+                                    Status s = Status.fromThrowable(t);
+                                    broken.accept("the decode server's link broke (" + s.getCode() + ": "
+                                            + s.getDescription() + ")");
+                                }
+                            }
+
+                            @Override
+                            public void onCompleted() {
+                                over.set(true);
+                            }
+                        });
+        return () -> {
+            ClientCallStreamObserver<WatchReceiveRequest> c = call.get();
+            if (over.compareAndSet(false, true) && c != null) {
+                c.cancel("the push ended", null);
+            }
+        };
     }
 
     @Override

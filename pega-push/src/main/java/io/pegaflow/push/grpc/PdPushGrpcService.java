@@ -1,6 +1,7 @@
 package io.pegaflow.push.grpc;
 
 import io.grpc.Status;
+import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.pegaflow.core.device.Caller;
 import io.pegaflow.core.error.EngineException;
@@ -19,8 +20,11 @@ import io.pegaflow.proto.ext.push.RegisterPushLayersRequest;
 import io.pegaflow.proto.ext.push.RegisterPushLayersResponse;
 import io.pegaflow.proto.ext.push.StartPushRequest;
 import io.pegaflow.proto.ext.push.StartPushResponse;
+import io.pegaflow.proto.ext.push.WatchReceiveEvent;
+import io.pegaflow.proto.ext.push.WatchReceiveRequest;
 import io.pegaflow.push.PushEngine;
 import io.pegaflow.push.decode.DecodeSide;
+import io.pegaflow.push.decode.ReceiveWatcher;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -109,6 +113,67 @@ public final class PdPushGrpcService extends PdPushGrpc.PdPushImplBase {
             engine.pushFailed(r.getReceiveId(), r.getTpRank(), r.getReason());
             return PushFailedResponse.getDefaultInstance();
         });
+    }
+
+    /**
+     * Held open by a prefill server while it pushes; answered with the receive's outcome. When the caller's side of
+     * the stream goes away first (its process died and its sockets closed, or it cancelled), the decode side is told.
+     */
+    @Override
+    public void watchReceive(WatchReceiveRequest r, StreamObserver<WatchReceiveEvent> out) {
+        ServerCallStreamObserver<WatchReceiveEvent> call = (ServerCallStreamObserver<WatchReceiveEvent>) out;
+        StreamWatcher watcher = new StreamWatcher(call);
+        call.setOnCancelHandler(() -> {
+            if (watcher.cancelled()) {
+                engine.watchLost(r.getReceiveId(), r.getTpRank());
+            }
+        });
+        try {
+            engine.watchReceive(r.getReceiveId(), r.getTpRank(), watcher);
+        } catch (EngineException e) {
+            watcher.refuse(status(e).withDescription(e.getMessage()));
+        }
+    }
+
+    /** Answers a WatchReceive stream once, from whichever thread sees the end first. */
+    private static final class StreamWatcher implements ReceiveWatcher {
+        private final ServerCallStreamObserver<WatchReceiveEvent> call;
+        private boolean done;
+
+        StreamWatcher(ServerCallStreamObserver<WatchReceiveEvent> call) {
+            this.call = call;
+        }
+
+        @Override
+        public synchronized void ended(boolean succeeded, String reason) {
+            if (done) {
+                return;
+            }
+            done = true;
+            try {
+                call.onNext(WatchReceiveEvent.newBuilder()
+                        .setState(succeeded ? 1 : -1)
+                        .setReason(reason)
+                        .build());
+                call.onCompleted();
+            } catch (IllegalStateException | io.grpc.StatusRuntimeException e) {
+                // the stream was cancelled meanwhile: nobody is listening
+            }
+        }
+
+        synchronized void refuse(Status status) {
+            if (!done) {
+                done = true;
+                call.onError(status.asRuntimeException());
+            }
+        }
+
+        /** Whether the stream was cancelled before it was answered (the caller went away). */
+        synchronized boolean cancelled() {
+            boolean early = !done;
+            done = true;
+            return early;
+        }
     }
 
     /**

@@ -11,4 +11,16 @@ public interface DecodeLink {
 
     /** PushFailed, best effort (the decode side's deadline covers a lost call). Never blocks. */
     void pushFailed(String decodeAddress, long receiveId, int tpRank, String reason);
+
+    /**
+     * Opens WatchReceive for one rank of a receive, for at most {@code timeoutNanos}: {@code broken} runs at most once
+     * with a reason when the stream ends other than by {@link AutoCloseable#close()} or a receive that succeeded (the
+     * decode server went away, or failed the receive). Closing cancels the stream. Never blocks.
+     */
+    AutoCloseable watch(
+            String decodeAddress,
+            long receiveId,
+            int tpRank,
+            long timeoutNanos,
+            java.util.function.Consumer<String> broken);
 }

@@ -85,7 +85,8 @@ public final class PrefillSide implements AutoCloseable {
         this.connectTimeoutNanos = connectTimeoutNanos;
         this.admission = admission;
         this.agents = agents;
-        this.queue = new CommandQueue<>(PushCommand.class, maxRequests + 2 * window);
+        // a Start and at most one LinkBroken per admitted push, a PutDone and a Delivered per layer in the window
+        this.queue = new CommandQueue<>(PushCommand.class, 2 * maxRequests + 2 * window);
         this.agent = new PushAgent(queue, transfer, link, clock, window, chunkBytes, new PushAgent.Callbacks() {
             @Override
             public void pushed(long bytes) {

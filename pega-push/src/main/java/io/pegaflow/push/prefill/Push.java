@@ -35,6 +35,7 @@ final class Push {
     String failure; // non-null once failed
     boolean finished;
     volatile int deliveredLayers; // read by the admin view
+    AutoCloseable watch = () -> {}; // the WatchReceive stream, closed when the push succeeded
 
     Push(
             long id,

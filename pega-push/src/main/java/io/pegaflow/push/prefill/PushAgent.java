@@ -185,13 +185,34 @@ final class PushAgent implements Agent {
 
     private void handle(PushCommand c) {
         if (c instanceof PushCommand.Start s) {
-            active.add(s.push());
+            Push p = s.push();
+            active.add(p);
+            watch(p);
+        } else if (c instanceof PushCommand.LinkBroken b) {
+            fail(b.push(), b.reason()); // a push that already finished ignores it
         } else if (c instanceof PushCommand.PutDone d) {
             putDone(d);
         } else if (c instanceof PushCommand.Delivered d) {
             delivered(d);
         }
     }
+
+    private void watch(Push p) {
+        try {
+            p.watch = link.watch(
+                    p.peer.address(),
+                    p.receiveId,
+                    p.rank.tpRank(),
+                    Math.max(1, p.deadlineNanos - clock.nanoTime()) + WATCH_GRACE_NANOS,
+                    reason -> offerCompletion(new PushCommand.LinkBroken(p, reason)));
+        } catch (RuntimeException e) {
+            // without a watch the push still ends: its puts, LayerArrived calls and deadline see the decode side
+            LOG.warn("push {} ({}): WatchReceive could not be opened: {}", p.id, p.requestId, e.getMessage());
+        }
+    }
+
+    /** How long a watch outlives its push's deadline, so the decode side's answer to a timed-out push is still heard. */
+    static final long WATCH_GRACE_NANOS = 5_000_000_000L;
 
     private void putDone(PushCommand.PutDone d) {
         Push p = d.push();
@@ -271,9 +292,22 @@ final class PushAgent implements Agent {
     }
 
     private static void release(Push p) {
+        if (p.finished) {
+            // a failed push leaves its watch to the decode side, which ends it on the PushFailed it is being sent;
+            // cancelling it now could overtake that call and fail the receive with a vaguer reason
+            closeWatch(p);
+        }
         p.staging.release();
         p.ready.close();
         p.rank.release();
+    }
+
+    private static void closeWatch(Push p) {
+        try {
+            p.watch.close();
+        } catch (Exception e) {
+            // cancelling a call does not fail; nothing is held by a watch but the call
+        }
     }
 
     /**

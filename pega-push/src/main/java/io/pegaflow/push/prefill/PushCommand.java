@@ -11,4 +11,7 @@ sealed interface PushCommand {
 
     /** The decode server answered LayerArrived for a layer. */
     record Delivered(Push push, int layer, Throwable error) implements PushCommand {}
+
+    /** The push's WatchReceive stream ended early: the decode server went away or failed the receive. */
+    record LinkBroken(Push push, String reason) implements PushCommand {}
 }
