@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,20 +34,21 @@ import org.slf4j.LoggerFactory;
 public final class EngineContext {
     private static final Logger LOG = LoggerFactory.getLogger(EngineContext.class);
 
-    private EngineConfig config;
-    private PinnedMemoryPool pool;
-    private DeviceBackend backend;
-    private AdmissionPolicy admission;
+    // null until set (config, pool, backend: required) or until conclude() fills the default (admission, agents)
+    private @Nullable EngineConfig config;
+    private @Nullable PinnedMemoryPool pool;
+    private @Nullable DeviceBackend backend;
+    private @Nullable AdmissionPolicy admission;
     private NanoClock clock = NanoClock.SYSTEM;
     private EngineLimits limits = EngineLimits.DEFAULTS;
-    private AgentGroup agents;
+    private @Nullable AgentGroup agents;
     private final List<BackingTier> tiers = new ArrayList<>();
     private final List<SealedBlockSpill> spills = new ArrayList<>();
     private final List<BlockIndexListener> indexListeners = new ArrayList<>();
     private Duration transferLockTimeout = Duration.ofNanos(TransferLockTable.DEFAULT_TIMEOUT_NANOS);
     private RegistrationLog registrationLog = RegistrationLog.NONE;
     private Duration detachedIdleTimeout = DEFAULT_DETACHED_IDLE_TIMEOUT;
-    private TierChain chain;
+    private @Nullable TierChain chain; // built by conclude()
     private boolean concluded;
 
     /** How long a restored instance without a Session stays without an RPC before it is ended. */
@@ -161,22 +163,24 @@ public final class EngineContext {
      */
     public EngineContext conclude() {
         checkOpen();
-        require(config, "config");
-        require(pool, "pool");
+        EngineConfig cfg = require(config, "config");
+        PinnedMemoryPool p = require(pool, "pool");
         require(backend, "backend");
         require(clock, "clock");
-        if (pool.capacityBytes() <= 0) {
+        if (p.capacityBytes() <= 0) {
             throw new IllegalArgumentException("engine context: the pool has no capacity (expected: > 0 bytes)");
         }
-        chain = TierChain.of(tiers);
-        long alignment = Math.max(config.hostAlignmentBytes(), chain.requiredHostAlignmentBytes());
+        TierChain c = TierChain.of(tiers);
+        chain = c;
+        long alignment = Math.max(cfg.hostAlignmentBytes(), c.requiredHostAlignmentBytes());
         if (Long.bitCount(alignment) != 1) {
             throw new IllegalArgumentException(
                     "engine context: tier host alignment " + alignment + " (expected: a power of two)");
         }
-        config = config.withHostAlignmentBytes(alignment);
+        cfg = cfg.withHostAlignmentBytes(alignment);
+        config = cfg;
         if (admission == null) {
-            admission = "tinylfu".equals(config.admission()) ? TinyLfuAdmission.forPool(pool) : AdmissionPolicy.ALWAYS;
+            admission = "tinylfu".equals(cfg.admission()) ? TinyLfuAdmission.forPool(p) : AdmissionPolicy.ALWAYS;
         }
         if (agents == null) {
             agents = new AgentGroup();
@@ -185,10 +189,19 @@ public final class EngineContext {
         return this;
     }
 
-    private static void require(Object part, String name) {
+    private static <T> T require(@Nullable T part, String name) {
         if (part == null) {
             throw new IllegalArgumentException("engine context: " + name + " is not set");
         }
+        return part;
+    }
+
+    /** A part conclude() guarantees; the package reads these only from a concluded context (the engine's launch). */
+    private static <T> T concluded(@Nullable T part) {
+        if (part == null) {
+            throw new IllegalStateException("engine context: conclude() first");
+        }
+        return part;
     }
 
     private void checkOpen() {
@@ -203,19 +216,19 @@ public final class EngineContext {
 
     /** The configuration as concluded (with the effective host alignment). */
     public EngineConfig config() {
-        return config;
+        return concluded(config);
     }
 
     PinnedMemoryPool pool() {
-        return pool;
+        return concluded(pool);
     }
 
     DeviceBackend backend() {
-        return backend;
+        return concluded(backend);
     }
 
     AdmissionPolicy admission() {
-        return admission;
+        return concluded(admission);
     }
 
     RegistrationLog registrationLog() {
@@ -236,7 +249,7 @@ public final class EngineContext {
     }
 
     AgentGroup agents() {
-        return agents;
+        return concluded(agents);
     }
 
     Duration transferLockTimeout() {
@@ -244,7 +257,7 @@ public final class EngineContext {
     }
 
     TierChain chain() {
-        return chain;
+        return concluded(chain);
     }
 
     List<SealedBlockSpill> spills() {
@@ -270,12 +283,14 @@ public final class EngineContext {
             }
         } finally {
             try {
-                if (pool != null) {
-                    pool.close();
+                PinnedMemoryPool p = pool;
+                if (p != null) {
+                    p.close();
                 }
             } finally {
-                if (backend != null) {
-                    backend.close();
+                DeviceBackend b = backend;
+                if (b != null) {
+                    b.close();
                 }
             }
         }

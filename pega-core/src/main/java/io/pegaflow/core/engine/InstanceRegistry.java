@@ -6,6 +6,7 @@ import io.pegaflow.core.instance.Principal;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 
 /** Live instances by id. Thread-safe; creation and removal are atomic per id. */
 final class InstanceRegistry {
@@ -20,6 +21,7 @@ final class InstanceRegistry {
         return instance;
     }
 
+    @Nullable
     Instance get(String instanceId) {
         return instances.get(instanceId);
     }

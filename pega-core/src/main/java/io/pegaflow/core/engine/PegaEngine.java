@@ -35,6 +35,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -314,7 +315,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
     private static TransferGrant.Block describe(BlockKey key, SealedBlock block) {
         List<TransferGrant.Slot> slots = new ArrayList<>(block.slotCount());
         for (int i = 0; i < block.slotCount(); i++) {
-            SlotData slot = block.slot(i);
+            SlotData slot = java.util.Objects.requireNonNull(block.slot(i), "i < slotCount");
             slots.add(
                     slot.segments() == 1
                             ? new TransferGrant.Slot(slot.address(0), slot.length(0), 0, 0)
@@ -398,7 +399,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
      *
      * @return null when a named instance did not exist and nothing was dropped (the endpoint answers 404)
      */
-    public CleanupResult cleanupInstances(String instanceId) {
+    public @Nullable CleanupResult cleanupInstances(@Nullable String instanceId) {
         List<String> ids = instanceId == null ? instances.ids() : List.of(instanceId);
         List<String> removed = new ArrayList<>();
         int tensors = 0;

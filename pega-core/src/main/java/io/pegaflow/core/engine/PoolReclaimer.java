@@ -7,6 +7,7 @@ import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.metrics.EngineCounter;
 import io.pegaflow.core.metrics.EngineMetrics;
 import io.pegaflow.core.tier.ReclaimingAllocator;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Allocation with reclaim (spec/storage.md §1.5): try the pool; when it has no room, evict LRU batches from the RAM
@@ -52,7 +53,7 @@ final class PoolReclaimer implements ReclaimingAllocator {
 
     /** Returns an allocation or null when the pool stays full after reclaim. */
     @Override
-    public PinnedAllocation allocate(long bytes) {
+    public @Nullable PinnedAllocation allocate(long bytes) {
         boolean awaitedSeals = false;
         for (; ; ) {
             PinnedAllocation allocation = pool.allocate(bytes);

@@ -21,6 +21,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Save (spec/engine-api.md §5.2): validate, drop blocks already resident, allocate pool memory per layer, copy
@@ -65,14 +66,17 @@ final class SavePath {
      * The surviving pairs of one layer: which keys (by index into the batch's key array) and which block ids. Layers
      * of a shared-order request share one selection (the arrays are read-only once built).
      */
+    private static final PinnedAllocation[] NO_ALLOCATIONS = new PinnedAllocation[0];
+
     private static final class LayerWork {
         final LayerRegistration layer;
         final int slot;
         final int[] keyIndex;
         final int[] blockIds;
         final int count;
-        PinnedAllocation[] kAllocs;
-        PinnedAllocation[] vAllocs;
+        // filled by the allocation step; vAllocs stays empty for a layer that is not split into K and V
+        PinnedAllocation[] kAllocs = NO_ALLOCATIONS;
+        PinnedAllocation[] vAllocs = NO_ALLOCATIONS;
 
         LayerWork(LayerRegistration layer, int slot, int[] keyIndex, int[] blockIds, int count) {
             this.layer = layer;
@@ -177,7 +181,8 @@ final class SavePath {
      * @param work receives one {@link LayerWork} per layer that has something to store
      * @return the missing keys, indexed by {@link LayerWork#keyIndex}; null when nothing is missing
      */
-    private BlockKey[] selectMissing(
+    /** The keys of {@code saves} the cache does not hold yet, or null when there are none (nothing to save). */
+    private BlockKey @Nullable [] selectMissing(
             String namespace, List<LayerSave> saves, DataRequest request, List<LayerWork> work) {
         List<LayerRegistration> layers = request.layers();
         boolean sharedOrder = sameHashOrder(saves) && sameBlockCount(layers);
@@ -223,7 +228,7 @@ final class SavePath {
             LayerRegistration layer = layers.get(l);
             int slot = request.slotIndex(layer);
             if (sharedOrder && l > 0) {
-                if (sharedCount > 0) {
+                if (sharedCount > 0 && sharedKeys != null && sharedIds != null) { // set together with the count
                     work.add(new LayerWork(layer, slot, sharedKeys, sharedIds, sharedCount));
                 }
                 continue;
@@ -323,7 +328,7 @@ final class SavePath {
             int allocations = blockwise ? w.count : 1;
             long perAllocation = blockwise ? seg : seg * w.count;
             w.kAllocs = new PinnedAllocation[allocations];
-            w.vAllocs = layer.isSplit() ? new PinnedAllocation[allocations] : null;
+            w.vAllocs = layer.isSplit() ? new PinnedAllocation[allocations] : NO_ALLOCATIONS;
             for (int a = 0; a < allocations; a++) {
                 w.kAllocs[a] = allocateOrFail(perAllocation, layer.isSplit() ? "K segment" : "contiguous block");
                 if (layer.isSplit()) {

@@ -23,6 +23,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -59,7 +60,7 @@ final class SealAgent implements Agent, PoolReclaimer.SealBarrier {
     private final CommandQueue<SealCommand> queue = new CommandQueue<>(SealCommand.class, QUEUE_DEPTH);
     private final Map<BlockKey, Inflight> inflight = new HashMap<>();
     private final AgentRunner runner;
-    private volatile AgentGroup agents;
+    private volatile @Nullable AgentGroup agents; // set by start()
 
     /** Told about blocks that just entered the cache (metaserver announcements, SSD spill). Runs on this thread. */
     interface SealListener {

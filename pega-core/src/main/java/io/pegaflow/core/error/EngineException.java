@@ -72,17 +72,17 @@ public final class EngineException extends RuntimeException {
         return new EngineException(Kind.INTERNAL, "storage error: " + msg, null);
     }
 
-    public static EngineException storage(String msg, Throwable cause) {
+    public static EngineException storage(String msg, @Nullable Throwable cause) {
         return new EngineException(Kind.INTERNAL, "storage error: " + msg, cause);
     }
 
     /** Device bring-up failure, reported as {@code "failed to initialize CUDA: {msg}"}. */
-    public static EngineException cudaInit(String msg, Throwable cause) {
+    public static EngineException cudaInit(String msg, @Nullable Throwable cause) {
         return new EngineException(Kind.INTERNAL, "failed to initialize CUDA: " + msg, cause);
     }
 
     /** An internal failure whose text is sent as is (for example {@code "register tensor failed: ..."}). */
-    public static EngineException internal(String exactMessage, Throwable cause) {
+    public static EngineException internal(String exactMessage, @Nullable Throwable cause) {
         return new EngineException(Kind.INTERNAL, exactMessage, cause);
     }
 

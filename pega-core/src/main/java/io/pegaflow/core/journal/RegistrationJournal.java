@@ -22,6 +22,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -56,7 +57,10 @@ public final class RegistrationJournal implements RegistrationLog, AutoCloseable
      * @param droppedTailBytes bytes of a torn or corrupt tail that were dropped (0 for a clean journal)
      * @param setAside why an unreadable file was set aside, or null
      */
-    public record Recovery(List<RegisterCommand> registrations, long droppedTailBytes, String setAside) {}
+    public record Recovery(
+            List<RegisterCommand> registrations,
+            long droppedTailBytes,
+            @Nullable String setAside) {}
 
     private final Path dir;
     private final Path file;
@@ -326,7 +330,7 @@ public final class RegistrationJournal implements RegistrationLog, AutoCloseable
     }
 
     /** Applies one record; returns null, or what is wrong with the record at the position (which is then the end). */
-    private String readRecord(ByteBuffer b) {
+    private @Nullable String readRecord(ByteBuffer b) {
         if (b.remaining() < JournalFormat.RECORD_HEADER_BYTES) {
             return "a record header cut short";
         }

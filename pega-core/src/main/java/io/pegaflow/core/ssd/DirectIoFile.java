@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A shard file opened {@code O_RDWR | O_DIRECT}: writes go from pool memory straight to the device, reads straight
@@ -170,7 +171,7 @@ final class DirectIoFile implements ShardFile {
         closeQuietly(lockChannel);
     }
 
-    private static void closeQuietly(FileChannel channel) {
+    private static void closeQuietly(@Nullable FileChannel channel) {
         if (channel == null) {
             return;
         }

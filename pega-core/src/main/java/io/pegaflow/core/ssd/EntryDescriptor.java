@@ -4,6 +4,7 @@ import io.pegaflow.core.block.BlockKey;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.zip.CRC32C;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The header in front of every entry in a shard's ring. It makes the file self-describing, so that a restart rebuilds
@@ -140,7 +141,7 @@ final class EntryDescriptor {
      * Decodes the header in {@code src[0, headerBytes)} (little endian), or returns null when it is torn, foreign or
      * inconsistent.
      */
-    static Header decode(ByteBuffer src, int headerBytes, long expectedFormatId) {
+    static @Nullable Header decode(ByteBuffer src, int headerBytes, long expectedFormatId) {
         if (peekHeaderBytes(src) != headerBytes
                 || src.getInt(HEADER_CRC_OFFSET) != headerCrc(src, headerBytes)
                 || src.getLong(FORMAT_ID_OFFSET) != expectedFormatId) {

@@ -10,6 +10,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The I/O half both SSD lanes share: {@code inflight} worker agents draining one bounded queue of block operations
@@ -32,7 +33,7 @@ final class IoWorkers<T> {
     private final CommandQueue<T> queue;
     private final Consumer<T> abandon;
     private final List<AgentRunner> runners = new ArrayList<>();
-    private volatile AgentGroup agents;
+    private volatile @Nullable AgentGroup agents; // set by start()
 
     /**
      * @param role thread name prefix ({@code pega-ssd-write}); workers are {@code role-0} .. {@code role-(n-1)}

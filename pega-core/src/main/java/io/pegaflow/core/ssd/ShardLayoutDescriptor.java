@@ -3,6 +3,7 @@ package io.pegaflow.core.ssd;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.zip.CRC32C;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The layout of a shard file: a 4 KiB superblock, then the ring of entries.
@@ -89,7 +90,7 @@ final class ShardLayoutDescriptor {
     }
 
     /** The superblock in {@code src}, or null when it is absent, torn or of another version. */
-    static Superblock decode(ByteBuffer src) {
+    static @Nullable Superblock decode(ByteBuffer src) {
         for (int i = 0; i < MAGIC.length; i++) {
             if (src.get(MAGIC_OFFSET + i) != MAGIC[i]) {
                 return null;

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.zip.CRC32C;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Opens a shard at start: formats it when it is new or unusable, otherwise rebuilds its entries by scanning the ring
@@ -39,15 +40,15 @@ final class ShardRecovery {
             List<SsdEntry> entries,
             long head,
             int dropped,
-            String formatReason,
-            SsdIoException scanFailure) {}
+            @Nullable String formatReason,
+            @Nullable SsdIoException scanFailure) {}
 
     static Opened open(int id, Path path, long capacityBytes, ShardFile.Opener opener, boolean verify) {
         ShardFile file = opener.open(path);
         try (IoScratch scratch = new IoScratch(WINDOW_BYTES, 1)) {
             long expectedSize = ShardLayoutDescriptor.SUPERBLOCK_BYTES + capacityBytes;
-            ShardLayoutDescriptor.Superblock sb = null;
-            String reason = null;
+            ShardLayoutDescriptor.@Nullable Superblock sb = null;
+            @Nullable String reason = null;
             long size = file.sizeBytes();
             if (size < ShardLayoutDescriptor.SUPERBLOCK_BYTES) {
                 reason = size == 0 ? "new file" : "file shorter than a superblock";
@@ -64,7 +65,7 @@ final class ShardRecovery {
                     reason = "file is " + size + " bytes, expected " + expectedSize;
                 }
             }
-            if (reason != null) {
+            if (reason != null || sb == null) { // sb is null only with a reason
                 long formatId = format(file, scratch, id, capacityBytes, expectedSize);
                 return new Opened(new SsdShard(id, file, capacityBytes, formatId), List.of(), 0, 0, reason, null);
             }
@@ -116,7 +117,9 @@ final class ShardRecovery {
                         && h.begin() >= 0
                         && Math.floorMod(h.begin(), capacity) == pos
                         && pos + h.totalBytes() <= capacity;
-                if (!placed || (verify && !payloadMatches(w, pos + headerBytes, h.payloadBytes(), h.payloadCrc()))) {
+                if (h == null
+                        || !placed
+                        || (verify && !payloadMatches(w, pos + headerBytes, h.payloadBytes(), h.payloadCrc()))) {
                     dropped++;
                     pos += ShardLayoutDescriptor.ENTRY_ALIGNMENT;
                     continue;

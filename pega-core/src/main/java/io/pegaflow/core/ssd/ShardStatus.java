@@ -1,5 +1,7 @@
 package io.pegaflow.core.ssd;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A snapshot of one shard for the health endpoint and metrics.
  *
@@ -18,8 +20,8 @@ public record ShardStatus(
         int id,
         String path,
         boolean healthy,
-        SsdErrorKind failureKind,
-        String failureDetail,
+        @Nullable SsdErrorKind failureKind,
+        @Nullable String failureDetail,
         long usedBytes,
         long capacityBytes,
         long entries,

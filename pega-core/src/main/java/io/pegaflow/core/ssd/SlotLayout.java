@@ -4,6 +4,7 @@ import io.pegaflow.core.block.SealedBlock;
 import io.pegaflow.core.block.SlotData;
 import io.pegaflow.core.memory.PinnedAllocation;
 import java.util.Arrays;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The shape of a block's payload on disk: for every slot in order, one segment or a K and a V segment of equal
@@ -41,14 +42,14 @@ final class SlotLayout {
      * The layout of a sealed block, or null when it cannot go to disk with direct I/O: a segment address or length
      * that is not a multiple of 512, or a split slot whose two segments differ in length.
      */
-    static SlotLayout of(SealedBlock block) {
+    static @Nullable SlotLayout of(SealedBlock block) {
         int n = block.slotCount();
         int[] slots = new int[4];
         byte[] segs = new byte[4];
         long[] lens = new long[4];
         int runs = 0;
         for (int i = 0; i < n; i++) {
-            SlotData slot = block.slot(i);
+            SlotData slot = java.util.Objects.requireNonNull(block.slot(i), "i < slotCount");
             int segments = slot.segments();
             long length = slot.length(0);
             for (int s = 0; s < segments; s++) {

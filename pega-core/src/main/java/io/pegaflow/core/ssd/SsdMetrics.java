@@ -3,6 +3,7 @@ package io.pegaflow.core.ssd;
 import io.pegaflow.core.metrics.DurationRecorder;
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -31,17 +32,29 @@ final class SsdMetrics implements SsdMetricsView {
         }
     }
 
+    private LongAdder counter(SsdCounter c) {
+        return Objects.requireNonNull(counters.get(c), "every counter has a cell from construction");
+    }
+
+    private AtomicLong gauge0(SsdGauge g) {
+        return Objects.requireNonNull(gauges.get(g), "every gauge has a cell from construction");
+    }
+
+    private LongAdder error0(SsdErrorKind k) {
+        return Objects.requireNonNull(errors.get(k), "every error kind has a cell from construction");
+    }
+
     void increment(SsdCounter counter) {
-        counters.get(counter).increment();
+        counter(counter).increment();
     }
 
     void add(SsdCounter counter, long n) {
-        counters.get(counter).add(n);
+        counter(counter).add(n);
     }
 
     /** Moves a level by {@code delta}; returns the new value. */
     long addGauge(SsdGauge gauge, long delta) {
-        return gauges.get(gauge).addAndGet(delta);
+        return gauge0(gauge).addAndGet(delta);
     }
 
     /**
@@ -49,26 +62,26 @@ final class SsdMetrics implements SsdMetricsView {
      * so the exported level is the budget itself, not a copy of it.
      */
     AtomicLong prefetchReservedCell() {
-        return gauges.get(SsdGauge.PREFETCH_RESERVED);
+        return gauge0(SsdGauge.PREFETCH_RESERVED);
     }
 
     void error(SsdErrorKind kind) {
-        errors.get(kind).increment();
+        error0(kind).increment();
     }
 
     @Override
     public long count(SsdCounter counter) {
-        return counters.get(counter).sum();
+        return counter(counter).sum();
     }
 
     @Override
     public long gauge(SsdGauge gauge) {
-        return gauges.get(gauge).get();
+        return gauge0(gauge).get();
     }
 
     @Override
     public long errors(SsdErrorKind kind) {
-        return errors.get(kind).sum();
+        return error0(kind).sum();
     }
 
     /** Time from a prefetch request to its result (queueing, allocation, reads, verification). */

@@ -13,6 +13,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongFunction;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The read path (spec/storage.md §4.5): a bounded queue of prefetch batches, one dispatcher agent that allocates
@@ -38,7 +39,7 @@ final class SsdReader implements Agent {
     private final IoWorkers<Read> io;
     private final AgentRunner dispatcher;
     private volatile boolean closed;
-    private volatile AgentGroup agents;
+    private volatile @Nullable AgentGroup agents; // set by start()
 
     /** A queued batch. */
     private record Prefetch(Batch batch) {}
@@ -51,7 +52,7 @@ final class SsdReader implements Agent {
         final LongFunction<PinnedAllocation> allocator;
         final CompletableFuture<List<SealedBlock>> done = new CompletableFuture<>();
         final long startedNanos;
-        final SealedBlock[] results;
+        final @Nullable SealedBlock[] results; // null until read, or for a block that failed
         final AtomicInteger remaining;
 
         Batch(List<SsdEntry> entries, LongFunction<PinnedAllocation> allocator, long startedNanos) {
@@ -203,7 +204,8 @@ final class SsdReader implements Agent {
         finishOne(batch, slot, null);
     }
 
-    private void finishOne(Batch batch, int slot, SealedBlock block) {
+    /** {@code block} null: that block could not be read (no memory, an I/O failure, a stopped worker). */
+    private void finishOne(Batch batch, int slot, @Nullable SealedBlock block) {
         batch.results[slot] = block;
         if (batch.remaining.decrementAndGet() != 0) {
             return;

@@ -3,6 +3,7 @@ package io.pegaflow.core.ssd;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.concurrent.atomic.LongAdder;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One shard: its file, its ring state and its health.
@@ -30,8 +31,8 @@ final class SsdShard {
     final LongAdder bytesRead = new LongAdder();
 
     private volatile boolean healthy = true;
-    private volatile SsdErrorKind failureKind;
-    private volatile String failureDetail;
+    private volatile @Nullable SsdErrorKind failureKind; // null while healthy
+    private volatile @Nullable String failureDetail;
     private volatile long lastFileCheckNanos;
     private volatile boolean fileChecked;
 
@@ -66,10 +67,12 @@ final class SsdShard {
         return healthy;
     }
 
+    @Nullable
     SsdErrorKind failureKind() {
         return failureKind;
     }
 
+    @Nullable
     String failureDetail() {
         return failureDetail;
     }

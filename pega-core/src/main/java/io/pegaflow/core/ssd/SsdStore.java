@@ -260,7 +260,7 @@ public final class SsdStore implements SealedBlockSpill, AutoCloseable {
     /** Counts an I/O failure; the first one on a shard takes it out of service and is logged. */
     void onIoError(SsdShard shard, SsdIoException e) {
         metrics.error(e.kind());
-        if (e.kind().disablesShard() && shard.markUnhealthy(e.kind(), e.getMessage())) {
+        if (e.kind().disablesShard() && shard.markUnhealthy(e.kind(), String.valueOf(e.getMessage()))) {
             int dropped = index.dropShard(shard);
             LOG.error(
                     "SSD shard {} at {} is out of service ({}: {}); {} entries dropped, its reads now miss and writes go"

@@ -15,6 +15,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.zip.CRC32C;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The write path (spec/storage.md §4.4): a bounded queue of batches, one dispatcher agent, and {@code writeInflight}
@@ -47,7 +48,7 @@ final class SsdWriter implements Agent {
         return s;
     });
     private volatile boolean closed;
-    private volatile AgentGroup agents;
+    private volatile @Nullable AgentGroup agents; // set by start()
 
     private sealed interface Command permits Batch, Flush {}
 
@@ -187,7 +188,7 @@ final class SsdWriter implements Agent {
             long runBase = 0;
             long runLength = 0;
             for (int i = 0; i < block.slotCount(); i++) {
-                SlotData slot = block.slot(i);
+                SlotData slot = java.util.Objects.requireNonNull(block.slot(i), "i < slotCount");
                 for (int seg = 0; seg < slot.segments(); seg++) {
                     long address = slot.address(seg);
                     long length = slot.length(seg);

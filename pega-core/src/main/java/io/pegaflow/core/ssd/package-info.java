@@ -11,4 +11,7 @@
  * I/O agents ({@code SsdWriter}, {@code SsdReader}) and the only raw-address code ({@code NativeIo},
  * {@code DirectIoFile}, {@code IoScratch}).
  */
+@NullMarked
 package io.pegaflow.core.ssd;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,6 +1,7 @@
 package io.pegaflow.core.tier;
 
 import io.pegaflow.core.memory.PinnedAllocation;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Pool memory for blocks a tier re-materialises, evicting unreferenced RAM blocks when the pool is full (the path Save
@@ -17,5 +18,6 @@ public interface ReclaimingAllocator {
      *
      * @return an allocation with one reference owned by the caller, or null when the pool stays full after reclaim
      */
+    @Nullable
     PinnedAllocation allocate(long bytes);
 }

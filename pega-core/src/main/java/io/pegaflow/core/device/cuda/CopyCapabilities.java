@@ -5,6 +5,7 @@ import com.sun.jna.Pointer;
 import io.pegaflow.sys.cuda.Cuda;
 import io.pegaflow.sys.cuda.CudaBatchCopy;
 import io.pegaflow.sys.cuda.CudaException;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,11 +23,13 @@ final class CopyCapabilities implements AutoCloseable {
     final CudaCopyConfig config;
     final boolean batch;
     final String batchUnavailable;
-    final CopyKernel kernel;
+    /** Null when the device cannot run it ({@link #kernelUnavailable} says why). */
+    final @Nullable CopyKernel kernel;
+
     final String kernelUnavailable;
 
     private CopyCapabilities(
-            CudaCopyConfig config, String batchUnavailable, CopyKernel kernel, String kernelUnavailable) {
+            CudaCopyConfig config, String batchUnavailable, @Nullable CopyKernel kernel, String kernelUnavailable) {
         this.config = config;
         this.batch = batchUnavailable.isEmpty();
         this.batchUnavailable = batchUnavailable;
@@ -37,7 +40,7 @@ final class CopyCapabilities implements AutoCloseable {
     static CopyCapabilities discover(int ordinal, int device, CudaCopyConfig config) {
         String batchReason = config.mode() == CopyMode.PER_RANGE ? "per-range mode" : probeBatch();
         // Loaded whatever the mode (a few kB of PTX, compiled once): a copier may be opened with other settings.
-        CopyKernel kernel = null;
+        @Nullable CopyKernel kernel = null;
         String kernelReason;
         try {
             if (Cuda.deviceAttribute(device, Cuda.CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM) != 1) {
@@ -47,7 +50,7 @@ final class CopyCapabilities implements AutoCloseable {
                 kernelReason = "";
             }
         } catch (RuntimeException e) {
-            kernelReason = e.getMessage();
+            kernelReason = String.valueOf(e.getMessage());
         }
         CopyCapabilities c = new CopyCapabilities(config, batchReason, kernel, kernelReason);
         c.log(ordinal);

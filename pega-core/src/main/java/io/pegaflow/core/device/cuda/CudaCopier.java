@@ -184,7 +184,8 @@ final class CudaCopier implements DeviceCopier {
     }
 
     private void enqueueKernel(Lane lane, RangePlan plan) {
-        CopyKernel kernel = device.copy.kernel;
+        CopyKernel kernel = java.util.Objects.requireNonNull(
+                device.copy.kernel, "the copy policy picks the kernel only on a device where it loaded");
         int threadsPerCta = Math.min(kernel.threadsPerCta, THREADS_PER_CTA);
         long descriptorBytes = (long) KernelDescriptors.count(plan) * KernelDescriptors.DESCRIPTOR_BYTES;
         long host = lane.buffers.host(KERNEL_ARGS_BYTES + descriptorBytes);

@@ -129,7 +129,7 @@ public final class CudaDeviceBackend implements DeviceBackend {
             }
             long bytes = 0;
             long t0 = NanoClock.SYSTEM.nanoTime();
-            DeviceState first = init.devices.get(selected[0]);
+            DeviceState first = java.util.Objects.requireNonNull(init.devices.get(selected[0]), "brought up above");
             Cuda.ctxSetCurrent(first.ctx);
             for (MemoryRegionInfo r : hostRegionsToRegister) {
                 try {
@@ -158,7 +158,7 @@ public final class CudaDeviceBackend implements DeviceBackend {
             if (init != null) {
                 init.close();
             }
-            throw EngineException.cudaInit(e.getMessage(), e);
+            throw EngineException.cudaInit(String.valueOf(e.getMessage()), e);
         } catch (RuntimeException e) {
             if (init != null) {
                 init.close();

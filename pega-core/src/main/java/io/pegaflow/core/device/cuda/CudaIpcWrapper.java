@@ -2,6 +2,7 @@ package io.pegaflow.core.device.cuda;
 
 import java.util.Arrays;
 import java.util.HexFormat;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The decoded content of the reference connector's pickled {@code pegaflow.ipc_wrapper.CudaIPCWrapper}
@@ -34,16 +35,42 @@ public record CudaIpcWrapper(
         boolean eventSyncRequired,
         TorchDtype dtype,
         long[] shape,
-        long[] stride,
+        long @Nullable [] stride,
         long tensorStorageOffset,
         String deviceUuid) {
 
-    public CudaIpcWrapper {
-        ipcHandle = ipcHandle.clone();
-        refCounterName = refCounterName.clone();
-        eventHandle = eventHandle.clone();
-        shape = shape.clone();
-        stride = stride == null ? null : stride.clone();
+    // the canonical constructor written out: NullAway reads a compact one's parameters as non-null, stride included
+    public CudaIpcWrapper(
+            int producerDevice,
+            CudaIpcHandleFormat handleFormat,
+            int handleVersion,
+            byte[] ipcHandle,
+            long storageSizeBytes,
+            long storageOffsetBytes,
+            byte[] refCounterName,
+            long refCounterOffset,
+            byte[] eventHandle,
+            boolean eventSyncRequired,
+            TorchDtype dtype,
+            long[] shape,
+            long @Nullable [] stride,
+            long tensorStorageOffset,
+            String deviceUuid) {
+        this.producerDevice = producerDevice;
+        this.handleFormat = handleFormat;
+        this.handleVersion = handleVersion;
+        this.ipcHandle = ipcHandle.clone();
+        this.storageSizeBytes = storageSizeBytes;
+        this.storageOffsetBytes = storageOffsetBytes;
+        this.refCounterName = refCounterName.clone();
+        this.refCounterOffset = refCounterOffset;
+        this.eventHandle = eventHandle.clone();
+        this.eventSyncRequired = eventSyncRequired;
+        this.dtype = dtype;
+        this.shape = shape.clone();
+        this.stride = stride == null ? null : stride.clone();
+        this.tensorStorageOffset = tensorStorageOffset;
+        this.deviceUuid = deviceUuid;
     }
 
     @Override
@@ -68,7 +95,7 @@ public record CudaIpcWrapper(
 
     /** Strides in elements, or null for a legacy pickle without them (the tensor is then contiguous). */
     @Override
-    public long[] stride() {
+    public long @Nullable [] stride() {
         return stride == null ? null : stride.clone();
     }
 

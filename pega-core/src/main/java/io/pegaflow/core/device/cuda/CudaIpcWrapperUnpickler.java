@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A restricted unpickler for {@code pickle.dumps(pegaflow.ipc_wrapper.CudaIPCWrapper(t))}, protocols 2 to 5. It is a
@@ -146,6 +147,7 @@ public final class CudaIpcWrapperUnpickler {
 
     /** The object NEWOBJ made; BUILD fills its state once. */
     private static final class WrapperInstance {
+        @Nullable
         Map<String, Object> state;
     }
 
@@ -597,7 +599,7 @@ public final class CudaIpcWrapperUnpickler {
         } else {
             throw content("shape must be a torch.Size");
         }
-        long[] stride = null;
+        long @Nullable [] stride = null;
         Object strideObj = s.get("stride");
         if (strideObj instanceof Tuple st) {
             stride = ints(st, "stride");

@@ -3,6 +3,7 @@ package io.pegaflow.core.device.cuda;
 import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The {@code torch.<dtype>} globals the restricted unpickler accepts, with their element sizes. A dtype pickles as
@@ -47,13 +48,13 @@ public enum TorchDtype {
     private final String torchName;
     private final int elementSize;
     /** The other name torch gives this dtype ({@code torch.double} for {@code torch.float64}), or null. */
-    private final String alias;
+    private final @Nullable String alias;
 
     TorchDtype(String torchName, int elementSize) {
         this(torchName, elementSize, null);
     }
 
-    TorchDtype(String torchName, int elementSize, String alias) {
+    TorchDtype(String torchName, int elementSize, @Nullable String alias) {
         this.torchName = torchName;
         this.elementSize = elementSize;
         this.alias = alias;
@@ -70,7 +71,7 @@ public enum TorchDtype {
     }
 
     /** The dtype named {@code torch.<name>}, or null when the name is not a dtype we accept. */
-    static TorchDtype byTorchName(String name) {
+    static @Nullable TorchDtype byTorchName(String name) {
         return BY_NAME.get(name);
     }
 

@@ -3,6 +3,7 @@ package io.pegaflow.core.device.host;
 import io.pegaflow.core.error.EngineException;
 import java.nio.charset.StandardCharsets;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The host backend's {@code wrapper_bytes}: UTF-8 JSON naming a POSIX shared-memory object and a byte range in it.
@@ -136,7 +137,7 @@ public record HostShmDescriptor(String name, long offset, long size) {
             return Long.parseLong(s.substring(start, i));
         }
 
-        void once(String current, String key) {
+        void once(@Nullable String current, String key) {
             if (current != null) {
                 throw bad("duplicate key \"" + key + "\"");
             }
