@@ -1,5 +1,7 @@
 package io.pegaflow.transfer;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Every failure of the transfer engine, with a {@link Kind} that decides how a caller degrades: a bad argument is a
  * caller bug or a hostile peer, everything about a peer is a miss for the caller and a reconnect later.
@@ -35,7 +37,7 @@ public final class TransferException extends RuntimeException {
         this(kind, message, null);
     }
 
-    public TransferException(Kind kind, String message, Throwable cause) {
+    public TransferException(Kind kind, String message, @Nullable Throwable cause) {
         super(message, cause);
         this.kind = kind;
     }

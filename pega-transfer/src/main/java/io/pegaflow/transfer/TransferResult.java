@@ -1,6 +1,7 @@
 package io.pegaflow.transfer;
 
 import java.util.BitSet;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The outcome of one batch, delivered only once no operation of it can still touch local or remote memory: after every
@@ -15,14 +16,18 @@ public final class TransferResult {
     private final int ops;
     private final long bytesTransferred;
     private final BitSet failedOps;
-    private final TransferException failure;
+    private final @Nullable TransferException failure;
 
     /**
      * @param failedOps the indices of the failed operations; copied
      * @param failure the first failure, or null when every operation completed
      */
     public TransferResult(
-            Direction direction, int ops, long bytesTransferred, BitSet failedOps, TransferException failure) {
+            Direction direction,
+            int ops,
+            long bytesTransferred,
+            BitSet failedOps,
+            @Nullable TransferException failure) {
         this.direction = direction;
         this.ops = ops;
         this.bytesTransferred = bytesTransferred;
@@ -69,7 +74,7 @@ public final class TransferResult {
     }
 
     /** The first failure, or null when the batch is complete. */
-    public TransferException failure() {
+    public @Nullable TransferException failure() {
         return failure;
     }
 

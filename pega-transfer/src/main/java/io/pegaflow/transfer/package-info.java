@@ -10,4 +10,7 @@
  * {@code ucx.UcxTransferEngine} and {@code loopback.LoopbackTransferEngine}; the handshake bytes are
  * {@code handshake.HandshakeDescriptor}.
  */
+@NullMarked
 package io.pegaflow.transfer;
+
+import org.jspecify.annotations.NullMarked;

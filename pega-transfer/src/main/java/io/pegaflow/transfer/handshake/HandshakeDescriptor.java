@@ -8,6 +8,7 @@ import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.zip.CRC32C;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What two nodes exchange once, in the {@code handshake_metadata} bytes of {@code RdmaHandshake}, before one-sided
@@ -62,7 +63,7 @@ public record HandshakeDescriptor(
             this.code = code;
         }
 
-        static Fabric of(int code) {
+        static @Nullable Fabric of(int code) {
             for (Fabric f : values()) {
                 if (f.code == code) {
                     return f;
@@ -248,7 +249,7 @@ public record HandshakeDescriptor(
     }
 
     /** The first rule the parts break, or null. Shared by the constructor and {@link #decode}. */
-    private static String problem(List<byte[]> addresses, int nics, List<RegisteredRegion> regions) {
+    private static @Nullable String problem(List<byte[]> addresses, int nics, List<RegisteredRegion> regions) {
         if (addresses.isEmpty() || addresses.size() > MAX_LANES) {
             return "lane count " + addresses.size() + " out of range [1, " + MAX_LANES + "]";
         }

@@ -2,6 +2,7 @@ package io.pegaflow.transfer.lane;
 
 import io.pegaflow.core.agent.IdleStrategy;
 import java.util.concurrent.locks.LockSupport;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Spin, then park with a doubling period, reset by any work: Agrona's {@code BackoffIdleStrategy} without the yield
@@ -17,7 +18,7 @@ final class BackoffIdle implements IdleStrategy {
 
     private int idleCycles;
     private long parkNanos = MIN_PARK_NANOS;
-    private volatile Thread idler;
+    private volatile @Nullable Thread idler; // the parked thread, while it is parked
     private volatile boolean woken;
 
     @Override

@@ -8,6 +8,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReference;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One handshake's worth of connection to a peer: an endpoint on every lane. It fails once (the first cause wins) and is
@@ -77,6 +78,8 @@ final class Connection {
         return true;
     }
 
+    /** The failure that ended this connection, or null while it has none. */
+    @Nullable
     TransferException failure() {
         return failure.get();
     }

@@ -15,9 +15,11 @@ import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -59,9 +61,10 @@ public abstract class Lane<E> implements Agent {
     private final ArrayDeque<LanePart> issuing = new ArrayDeque<>();
     private final List<Slot> closing = new ArrayList<>();
 
-    private LaneListener listener;
-    private NanoClock clock;
-    private IdleStrategy idle;
+    // set by attach() before the lane runs; null until then
+    private @Nullable LaneListener listener;
+    private @Nullable NanoClock clock;
+    private @Nullable IdleStrategy idle;
     private long lastScanNanos;
     private long failedCycles;
     private boolean shuttingDown;
@@ -143,6 +146,14 @@ public abstract class Lane<E> implements Agent {
         this.idle = idle;
     }
 
+    private NanoClock clock() {
+        return Objects.requireNonNull(clock, "the lane runs only after attach()");
+    }
+
+    private LaneListener listener() {
+        return Objects.requireNonNull(listener, "the lane runs only after attach()");
+    }
+
     final CompletableFuture<Void> open(Connection connection) {
         CompletableFuture<Void> ack = new CompletableFuture<>();
         control(new Open(connection, ack));
@@ -191,7 +202,7 @@ public abstract class Lane<E> implements Agent {
 
     @Override
     public final void onStart() {
-        lastScanNanos = clock.nanoTime();
+        lastScanNanos = clock().nanoTime();
     }
 
     /** Whether the loop ended cleanly: every endpoint closed, the worker released. Any thread. */
@@ -221,7 +232,7 @@ public abstract class Lane<E> implements Agent {
         try {
             work = drainControls() + drainSubmits() + issueSome();
             work += progress();
-            long now = clock.nanoTime();
+            long now = clock().nanoTime();
             if (now - lastScanNanos >= DEADLINE_SCAN_NANOS) {
                 lastScanNanos = now;
                 work += expire(now);
@@ -300,8 +311,9 @@ public abstract class Lane<E> implements Agent {
             return;
         }
         Slot slot = new Slot(connection);
+        E endpoint;
         try {
-            slot.endpoint = open(
+            endpoint = open(
                     connection.peer,
                     connection.remote.laneAddresses().get(index),
                     connection.remote.regions(),
@@ -317,9 +329,10 @@ public abstract class Lane<E> implements Agent {
                                     e));
             return;
         }
+        slot.endpoint = endpoint;
         slot.openAck = ack;
         slots.put(connection, slot);
-        probe(slot.endpoint, slot::opened, slot::failed);
+        probe(endpoint, slot::opened, slot::failed);
     }
 
     private int drainSubmits() {
@@ -352,7 +365,7 @@ public abstract class Lane<E> implements Agent {
             int before = part.nextIssue;
             try {
                 while (budget > 0 && part.nextIssue < part.ops()) {
-                    issue(slot.endpoint, part, part.nextIssue++);
+                    issue(slot.endpoint(), part, part.nextIssue++);
                     budget--;
                 }
                 slot.connection.laneIssued.addAndGet(index, part.nextIssue - before);
@@ -360,7 +373,7 @@ public abstract class Lane<E> implements Agent {
                     return OPS_PER_CYCLE - budget;
                 }
                 issuing.poll();
-                issued(slot.endpoint, part);
+                issued(slot.endpoint(), part);
             } catch (RuntimeException e) {
                 issuing.poll();
                 slot.failed(new TransferException(
@@ -372,7 +385,7 @@ public abstract class Lane<E> implements Agent {
 
     @SuppressWarnings("unchecked") // only this lane sets part.slot, and only to one of its own slots
     private Slot slotOf(LanePart part) {
-        return (Slot) part.slot;
+        return (Slot) Objects.requireNonNull(part.slot, "a part in issuing was taken by this lane");
     }
 
     private int expire(long now) {
@@ -409,11 +422,11 @@ public abstract class Lane<E> implements Agent {
             return;
         }
         slot.closing = true;
-        slot.closeStartNanos = clock.nanoTime();
+        slot.closeStartNanos = clock().nanoTime();
         slot.connection.laneState.set(index, Connection.CLOSING);
         closing.add(slot);
         try {
-            slot.closeHandle = beginClose(slot.endpoint);
+            slot.closeHandle = beginClose(slot.endpoint());
         } catch (RuntimeException e) {
             // the endpoint may still be live: keep its parts (and so their memory) pending, as for a wedged close
             slot.wedged = true;
@@ -455,7 +468,7 @@ public abstract class Lane<E> implements Agent {
                 slot.openAck.completeExceptionally(reason);
                 slot.openAck = null;
             }
-            afterClose(slot.endpoint);
+            afterClose(slot.endpoint());
             slots.remove(slot.connection);
             slot.connection.laneState.set(index, Connection.CLOSED);
             if (slot.closeAsked) {
@@ -473,11 +486,17 @@ public abstract class Lane<E> implements Agent {
     private final class Slot implements LanePart.PartOwner {
         final Connection connection;
         final LinkedHashSet<LanePart> parts = new LinkedHashSet<>();
+        /** Set right after the slot is made (its failure callback is needed to make the endpoint), before it is used. */
+        @Nullable
         E endpoint;
         /** Set while the endpoint's probe is outstanding; completed when it answers, fails or closes. */
+        @Nullable
         CompletableFuture<Void> openAck;
 
+        /** What {@link #isClosed} polls once a close began; null before, or when beginning it failed. */
+        @Nullable
         Object closeHandle;
+
         long closeStartNanos;
         boolean closing;
         /** The engine sent this connection's Close, which the lane answers once the endpoint has closed. */
@@ -487,6 +506,10 @@ public abstract class Lane<E> implements Agent {
 
         Slot(Connection connection) {
             this.connection = connection;
+        }
+
+        E endpoint() {
+            return Objects.requireNonNull(endpoint, "a slot is in the table only with its endpoint");
         }
 
         void opened() {
@@ -506,7 +529,7 @@ public abstract class Lane<E> implements Agent {
                 openAck.completeExceptionally(cause);
                 openAck = null;
             }
-            listener.connectionFailed(connection, cause);
+            listener().connectionFailed(connection, cause);
         }
 
         @Override

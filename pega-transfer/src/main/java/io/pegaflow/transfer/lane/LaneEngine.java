@@ -15,12 +15,14 @@ import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -148,9 +150,11 @@ public final class LaneEngine implements TransferEngine, LaneListener {
         Connection connection = connections.get(peer);
         if (connection == null || connection.state() != Connection.State.ESTABLISHED) {
             TransferException failed = connection == null ? null : connection.failure();
+            PeerStats peerStats = stats.get(peer);
             String last = failed != null
-                    ? failed.getMessage()
-                    : stats.containsKey(peer) ? stats.get(peer).lastError() : "";
+                    ? Objects.requireNonNullElse(
+                            failed.getMessage(), failed.kind().toString())
+                    : peerStats != null ? peerStats.lastError() : "";
             throw new TransferException(
                     Kind.NOT_CONNECTED,
                     "not connected to " + peer + (last.isEmpty() ? "" : " (last failure: " + last + ")"));
@@ -248,7 +252,7 @@ public final class LaneEngine implements TransferEngine, LaneListener {
                 new ArrayList<>(peers.values()));
     }
 
-    private static PeerView peerView(PeerId peer, PeerStats s, Connection c) {
+    private static PeerView peerView(PeerId peer, PeerStats s, @Nullable Connection c) {
         List<PeerView.LaneView> laneViews = new ArrayList<>();
         String state = "DISCONNECTED";
         if (c != null) {

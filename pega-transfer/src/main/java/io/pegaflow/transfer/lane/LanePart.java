@@ -2,6 +2,7 @@ package io.pegaflow.transfer.lane;
 
 import io.pegaflow.transfer.Direction;
 import io.pegaflow.transfer.TransferException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The operations of one batch that go to one lane: operation indices {@code firstOp, firstOp + stride, ...}. A fabric's
@@ -15,7 +16,8 @@ public final class LanePart implements Lane.Queued {
     private final int stride;
     private final int count;
 
-    /** Lane-thread state. */
+    /** Lane-thread state: the lane's slot of the part's connection, once the lane took the part. */
+    @Nullable
     Object slot;
 
     int nextIssue;
@@ -80,7 +82,7 @@ public final class LanePart implements Lane.Queued {
         submission.partDone(this, cause);
     }
 
-    private void end(TransferException cause) {
+    private void end(@Nullable TransferException cause) {
         if (done) {
             return;
         }

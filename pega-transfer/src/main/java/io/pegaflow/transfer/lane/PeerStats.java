@@ -4,6 +4,7 @@ import io.pegaflow.transfer.Direction;
 import io.pegaflow.transfer.TransferException;
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -38,14 +39,15 @@ final class PeerStats {
 
     /** A batch ended with failed operations. */
     void batchFailed(TransferException e) {
-        errors.get(e.kind()).increment();
-        lastError = e.getMessage();
+        Objects.requireNonNull(errors.get(e.kind()), "every kind has a cell from construction")
+                .increment();
+        lastError = Objects.requireNonNullElse(e.getMessage(), e.kind().toString());
     }
 
     /** A connection was dropped (by a failure, a disconnect or a new handshake). */
     void connectionDropped(TransferException e) {
         drops.increment();
-        lastError = e.getMessage();
+        lastError = Objects.requireNonNullElse(e.getMessage(), e.kind().toString());
     }
 
     String lastError() {

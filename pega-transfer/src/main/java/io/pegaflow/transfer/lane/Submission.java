@@ -7,6 +7,7 @@ import io.pegaflow.transfer.TransferResult;
 import java.util.BitSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One submitted batch: its parts on the lanes and the future the caller waits on, which completes when the last part
@@ -28,7 +29,7 @@ final class Submission {
     private int pendingParts;
     private final BitSet failedOps = new BitSet();
     private long failedBytes;
-    private TransferException firstFailure;
+    private @Nullable TransferException firstFailure;
 
     Submission(
             TransferBatch batch,
@@ -58,7 +59,7 @@ final class Submission {
     }
 
     /** A part ended; {@code failure} null when all its operations completed. Any thread, once per part. */
-    void partDone(LanePart part, TransferException failure) {
+    void partDone(LanePart part, @Nullable TransferException failure) {
         TransferResult result;
         synchronized (this) {
             if (failure != null) {

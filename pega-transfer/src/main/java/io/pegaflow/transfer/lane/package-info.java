@@ -4,4 +4,7 @@
  * {@link io.pegaflow.transfer.lane.Lane}s, one agent thread each. Public only for the fabric packages; callers use
  * {@link io.pegaflow.transfer.TransferEngine}.
  */
+@NullMarked
 package io.pegaflow.transfer.lane;
+
+import org.jspecify.annotations.NullMarked;

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.LongFunction;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A loopback "node" as peers in the same JVM reach it: its regions and whether it is alive. The process-wide
@@ -45,7 +46,7 @@ final class LoopbackNode {
         }
     }
 
-    static LoopbackNode find(long id) {
+    static @Nullable LoopbackNode find(long id) {
         return NODES.get(id);
     }
 

@@ -13,6 +13,7 @@ import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Objects;
 import org.openucx.jucx.UcxException;
 import org.openucx.jucx.ucp.UcpContext;
 import org.openucx.jucx.ucp.UcpMemMapParams;
@@ -93,7 +94,7 @@ final class UcxFabric implements Fabric {
             workers.forEach(UcpWorker::close);
             memories.forEach(UcpMemory::deregister);
             context.close();
-            throw initFailed(config, e.getMessage(), e);
+            throw initFailed(config, Objects.requireNonNullElse(e.getMessage(), e.toString()), e);
         }
     }
 
