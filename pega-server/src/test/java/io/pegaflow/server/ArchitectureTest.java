@@ -82,7 +82,11 @@ class ArchitectureTest {
                 .layer("edge")
                 .definedBy("io.pegaflow.server.grpc..", "io.pegaflow.server.web..")
                 .layer("feature")
-                .definedBy("io.pegaflow.server.internode..", "io.pegaflow.server.ssd..", "io.pegaflow.server.metrics..")
+                .definedBy(
+                        "io.pegaflow.server.internode..",
+                        "io.pegaflow.server.ssd..",
+                        "io.pegaflow.server.metrics..",
+                        "io.pegaflow.server.transfer..")
                 .layer("config")
                 .definedBy("io.pegaflow.server.config..")
                 .whereLayer("edge")

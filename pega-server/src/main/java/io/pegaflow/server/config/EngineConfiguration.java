@@ -105,23 +105,36 @@ public class EngineConfiguration {
     }
 
     /**
-     * The engine. Tiers, spills and index listeners are whatever beans of those types exist, in {@code @Order}
-     * (SSD contributes a tier and its store as a spill; the metaserver client is a listener).
+     * The pinned pool, a bean of its own so that what registers its regions before the engine starts (the transfer
+     * engine, {@code pega.rdma.*}) can be built from it. The engine owns and closes it; the destroy method only matters
+     * when startup fails before the engine took it over (closing is idempotent).
      */
-    // The preflight refuses what cannot work (memory, ports, paths) before the pool is mapped and pre-touched; the
-    // shutdown log is destroyed after the engine, so its line says the pool is unmapped.
+    // The preflight refuses what cannot work (memory, ports, paths) before the pool is mapped and pre-touched.
+    @Bean(destroyMethod = "close")
+    @DependsOn({"startupPreflight", "shutdownLog"})
+    PinnedMemoryPool pegaPool(EngineConfig config) {
+        return PinnedMemoryPool.create(config.pool());
+    }
+
+    /**
+     * The engine. Tiers, spills, index listeners and customizers are whatever beans of those types exist, in
+     * {@code @Order} (SSD contributes a tier and its store as a spill; the metaserver client is a listener; the remote
+     * tier comes after SSD).
+     */
+    // The shutdown log is destroyed after the engine, so its line says the pool is unmapped.
     @Bean(destroyMethod = "close")
     @DependsOn({"startupPreflight", "shutdownLog"})
     PegaEngine pegaEngine(
             EngineConfig config,
+            PinnedMemoryPool pool,
             PegaProperties p,
             LimitsProperties limits,
             AgentGroup agents,
             ObjectProvider<AdmissionPolicy> admission,
             ObjectProvider<BackingTier> tiers,
             ObjectProvider<SealedBlockSpill> spills,
-            ObjectProvider<BlockIndexListener> indexListeners) {
-        PinnedMemoryPool pool = PinnedMemoryPool.create(config.pool());
+            ObjectProvider<BlockIndexListener> indexListeners,
+            ObjectProvider<EngineCustomizer> customizers) {
         DeviceBackend backend;
         try {
             int[] devices =
@@ -145,6 +158,7 @@ public class EngineConfiguration {
                 .agents(agents);
         admission.ifAvailable(context::admission);
         try {
+            customizers.orderedStream().forEach(c -> c.customize(context));
             tiers.orderedStream().forEach(context::tier);
             spills.orderedStream().forEach(context::spill);
             indexListeners.orderedStream().forEach(context::indexListener);

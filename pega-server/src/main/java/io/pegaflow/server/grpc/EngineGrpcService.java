@@ -45,6 +45,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.stereotype.Service;
 
 /**
@@ -57,7 +58,8 @@ import org.springframework.stereotype.Service;
  * <p>Every instance-scoped call is bound to the {@link CallerIdentity} of the connection that registered the instance
  * (or opened its Session): another principal gets PERMISSION_DENIED before anything happens (issue #10, defect 6).
  * Shutdown asks the one {@link AdminAccess} rule. Release and the transfer RPCs take a lease or lock handle that only
- * its holder was given.
+ * its holder was given. The transfer RPCs go to {@link TransferRpcs} when {@code pega.rdma.enabled=true}, and are
+ * FAILED_PRECONDITION otherwise.
  */
 @Service
 class EngineGrpcService extends EngineGrpc.EngineImplBase {
@@ -72,11 +74,24 @@ class EngineGrpcService extends EngineGrpc.EngineImplBase {
     private final PegaEngine engine;
     private final AdminAccess access;
     private final ShutdownCoordinator shutdown;
+    private final TransferRpcs transfers;
 
-    EngineGrpcService(PegaEngine engine, AdminAccess access, ShutdownCoordinator shutdown) {
+    EngineGrpcService(
+            PegaEngine engine,
+            AdminAccess access,
+            ShutdownCoordinator shutdown,
+            ObjectProvider<TransferRpcs> transfers) {
         this.engine = engine;
         this.access = access;
         this.shutdown = shutdown;
+        this.transfers = transfers.getIfAvailable();
+    }
+
+    private TransferRpcs transfers() {
+        if (transfers == null) {
+            throw EngineException.failedPrecondition(RDMA_OFF);
+        }
+        return transfers;
     }
 
     private static <T> void reply(StreamObserver<T> out, T response) {
@@ -190,17 +205,17 @@ class EngineGrpcService extends EngineGrpc.EngineImplBase {
     @Override
     public void queryBlocksForTransfer(
             QueryBlocksForTransferRequest r, StreamObserver<QueryBlocksForTransferResponse> out) {
-        throw EngineException.failedPrecondition(RDMA_OFF);
+        reply(out, transfers().queryBlocks(r));
     }
 
     @Override
     public void releaseTransferLock(ReleaseTransferLockRequest r, StreamObserver<ReleaseTransferLockResponse> out) {
-        throw EngineException.failedPrecondition(RDMA_OFF);
+        reply(out, transfers().releaseLock(r));
     }
 
     @Override
     public void rdmaHandshake(RdmaHandshakeRequest r, StreamObserver<RdmaHandshakeResponse> out) {
-        throw EngineException.failedPrecondition(RDMA_OFF);
+        reply(out, transfers().handshake(r));
     }
 
     @Override

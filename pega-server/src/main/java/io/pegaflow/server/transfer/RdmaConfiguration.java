@@ -1,0 +1,68 @@
+package io.pegaflow.server.transfer;
+
+import io.pegaflow.core.agent.NanoClock;
+import io.pegaflow.core.memory.PinnedMemoryPool;
+import io.pegaflow.transfer.NicList;
+import io.pegaflow.transfer.TransferConfig;
+import io.pegaflow.transfer.TransferEngine;
+import io.pegaflow.transfer.TransferException;
+import io.pegaflow.transfer.ucx.UcxTransferEngine;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * The transfer engine, when {@code pega.rdma.enabled=true}: one UCX context for the node with the pool's regions
+ * registered once, {@code qps-per-peer} lanes. A bad NIC list or any UCX initialisation failure stops startup with one
+ * line naming the key; there is no fallback to running without transfers (reference #283/#276).
+ *
+ * <p>Close order: the transfer engine must close (endpoints, workers, then the regions' registrations) before the
+ * engine unmaps the pool. The engine does not know it, so the bean is declared a dependent of the engine, and Spring
+ * destroys it first.
+ */
+@Configuration(proxyBeanMethods = false)
+@ConditionalOnProperty(name = "pega.rdma.enabled", havingValue = "true")
+public class RdmaConfiguration {
+    private static final Logger LOG = LoggerFactory.getLogger(RdmaConfiguration.class);
+
+    static final String ENGINE_BEAN = "pegaEngine";
+    static final String TRANSFER_BEAN = "rdmaTransferEngine";
+
+    @Bean(name = TRANSFER_BEAN, destroyMethod = "close")
+    TransferEngine rdmaTransferEngine(
+            RdmaProperties rdma, PinnedMemoryPool pool, ConfigurableListableBeanFactory beans) {
+        rdma.check();
+        TransferEngine engine = open(rdma, pool);
+        beans.registerDependentBean(ENGINE_BEAN, TRANSFER_BEAN);
+        LOG.info(
+                "transfer engine ready: nics={} transports={} qps_per_peer={} regions={} ({} MiB registered)",
+                engine.view().nics(),
+                rdma.transports().isBlank() ? "(UCX's choice)" : rdma.transports(),
+                engine.lanes(),
+                engine.view().registeredRegions(),
+                engine.view().registeredBytes() >> 20);
+        return engine;
+    }
+
+    /**
+     * @throws IllegalArgumentException whose message starts with the key, so startup prints it as one line
+     */
+    static TransferEngine open(RdmaProperties rdma, PinnedMemoryPool pool) {
+        try {
+            TransferConfig config =
+                    new TransferConfig(NicList.parse(rdma.nics()), rdma.qpsPerPeer(), rdma.transports());
+            return UcxTransferEngine.open(config, pool.regions(), NanoClock.SYSTEM);
+        } catch (TransferException e) {
+            String message = e.getMessage();
+            throw new IllegalArgumentException(
+                    message != null && message.startsWith("pega.") ? message : "pega.rdma.nics: " + message, e);
+        } catch (UnsatisfiedLinkError | NoClassDefFoundError e) {
+            throw new IllegalArgumentException(
+                    "pega.rdma.enabled: true, but UCX cannot be loaded (install Debian's libucx0): " + e.getMessage(),
+                    e);
+        }
+    }
+}

@@ -1,0 +1,73 @@
+package io.pegaflow.server.transfer;
+
+import jakarta.validation.constraints.Min;
+import jakarta.validation.constraints.NotNull;
+import java.time.Duration;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.validation.annotation.Validated;
+
+/**
+ * Cross-node KV sharing under {@code pega.rdma.*} (docs/transfer.md): off unless {@code enabled}. When on, the server
+ * registers its pool with one UCX context, serves {@code RdmaHandshake}, {@code QueryBlocksForTransfer} and
+ * {@code ReleaseTransferLock}, and, with a metaserver configured, fetches RAM and SSD misses from the peer that owns
+ * the longest prefix.
+ *
+ * @param enabled run the transfer engine and the P2P RPCs
+ * @param nics devices the lanes run over ({@link io.pegaflow.transfer.NicList} syntax); RDMA devices, or network
+ *     interfaces for UCX's TCP transport
+ * @param transports UCX transport list; empty lets UCX choose
+ * @param qpsPerPeer connections per peer, each on its own UCX worker; equal on every node (checked at handshake)
+ * @param transferLockTimeout how long blocks a peer locked stay pinned unreleased (bound even when off: the lock
+ *     table always exists)
+ * @param transferTimeout how long one remote fetch's gets may take; empty means the reference's
+ *     {@code max(transfer-lock-timeout - 60s, 10s)}; must be shorter than the lock timeout
+ * @param connectTimeout a handshake: the RPC plus every lane's round trip
+ * @param rpcTimeout deadline of QueryBlocksForTransfer and ReleaseTransferLock calls to a peer, and of the metaserver
+ *     prefix query
+ * @param maxFetchBlocks most blocks one remote fetch asks a peer for
+ */
+@Validated
+@ConfigurationProperties("pega.rdma")
+public record RdmaProperties(
+        @DefaultValue("false") boolean enabled,
+        @NotNull @DefaultValue("") String nics,
+        @NotNull @DefaultValue("") String transports,
+        @Min(1) @DefaultValue("2") int qpsPerPeer,
+        @NotNull @DefaultValue("120s") Duration transferLockTimeout,
+        Duration transferTimeout,
+        @NotNull @DefaultValue("10s") Duration connectTimeout,
+        @NotNull @DefaultValue("5s") Duration rpcTimeout,
+        @Min(1) @DefaultValue("4096") int maxFetchBlocks) {
+
+    /** The gets' deadline: configured, or the reference's rule, which gives up before the owner's lock expires. */
+    public Duration effectiveTransferTimeout() {
+        if (transferTimeout != null) {
+            return transferTimeout;
+        }
+        Duration derived = transferLockTimeout.minusSeconds(60);
+        return derived.compareTo(Duration.ofSeconds(10)) < 0 ? Duration.ofSeconds(10) : derived;
+    }
+
+    /** Refuses values that cannot work with an {@link IllegalArgumentException} whose message starts with the key. */
+    public void check() {
+        if (transferLockTimeout.isNegative() || transferLockTimeout.isZero()) {
+            throw new IllegalArgumentException(
+                    "pega.rdma.transfer-lock-timeout: " + transferLockTimeout + " (expected: > 0)");
+        }
+        if (!enabled) {
+            return;
+        }
+        Duration t = effectiveTransferTimeout();
+        if (t.isNegative() || t.isZero() || t.compareTo(transferLockTimeout) >= 0) {
+            throw new IllegalArgumentException("pega.rdma.transfer-timeout: " + t
+                    + " (expected: > 0 and shorter than pega.rdma.transfer-lock-timeout " + transferLockTimeout
+                    + ", so a fetch gives up before the owner's lock expires)");
+        }
+        for (Duration d : new Duration[] {connectTimeout, rpcTimeout}) {
+            if (d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException("pega.rdma.connect-timeout and rpc-timeout must be > 0: " + d);
+            }
+        }
+    }
+}

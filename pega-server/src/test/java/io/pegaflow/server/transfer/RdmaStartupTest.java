@@ -1,0 +1,97 @@
+package io.pegaflow.server.transfer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.pegaflow.server.PegaServerApplication;
+import io.pegaflow.server.startup.StartupFailureAnalyzer;
+import io.pegaflow.transfer.TransferEngine;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/**
+ * {@code pega.rdma.*} at startup: a NIC list with an empty entry, a missing NIC and a UCX that cannot start on what
+ * was configured each stop the server with one line naming the key (no silent fallback to running without
+ * transfers); with nothing wrong the transfer engine is a bean with the configured lanes, and off by default.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class RdmaStartupTest {
+
+    private static String[] args(String... extra) {
+        List<String> args = new ArrayList<>(List.of(extra));
+        args.addAll(List.of(
+                "--spring.grpc.server.port=0",
+                "--server.port=0",
+                "--server.address=127.0.0.1",
+                "--pega.pool.size=16MB",
+                "--pega.device.backend=host",
+                "--logging.level.root=WARN"));
+        return args.toArray(String[]::new);
+    }
+
+    private static String failure(String... extra) {
+        Throwable[] failure = new Throwable[1];
+        assertThatThrownBy(() -> new SpringApplicationBuilder(PegaServerApplication.class)
+                        .run(args(extra))
+                        .close())
+                .satisfies(e -> failure[0] = e);
+        FailureAnalysis analysis = new StartupFailureAnalyzer().analyze(failure[0]);
+        assertThat(analysis).as("analysis of %s", failure[0]).isNotNull();
+        assertThat(analysis.getDescription()).doesNotContain("\n");
+        return analysis.getDescription();
+    }
+
+    @Test
+    void shouldRefuseAnEmptyNicEntryNamingIt() {
+        assertThat(failure("--pega.rdma.enabled=true", "--pega.rdma.nics=lo,,lo"))
+                .startsWith("pega.rdma.nics: empty NIC name at entry 2 of 'lo,,lo'");
+    }
+
+    @Test
+    void shouldRefuseNoNicsAndANicThisHostLacks() {
+        assertThat(failure("--pega.rdma.enabled=true")).startsWith("pega.rdma.nics: at least one NIC");
+        assertThat(failure("--pega.rdma.enabled=true", "--pega.rdma.nics=nosuchnic0"))
+                .startsWith("pega.rdma.nics: ")
+                .contains("nosuchnic0");
+    }
+
+    @Test
+    void shouldRefuseAUcxThatCannotStartOnTheTransportsGiven() {
+        assertThat(failure("--pega.rdma.enabled=true", "--pega.rdma.nics=lo", "--pega.rdma.transports=nosuchtl"))
+                .startsWith("pega.rdma.nics: UCX initialisation failed for pega.rdma.nics=lo");
+    }
+
+    @Test
+    void shouldRefuseATransferTimeoutThatOutlivesTheLock() {
+        assertThat(failure(
+                        "--pega.rdma.enabled=true",
+                        "--pega.rdma.nics=lo",
+                        "--pega.rdma.transfer-lock-timeout=30s",
+                        "--pega.rdma.transfer-timeout=30s"))
+                .startsWith("pega.rdma.transfer-timeout: PT30S");
+    }
+
+    @Test
+    void shouldWireTheTransferEngineWhenEnabledAndNothingWhenOff() {
+        try (ConfigurableApplicationContext on = new SpringApplicationBuilder(PegaServerApplication.class)
+                .run(args(
+                        "--pega.rdma.enabled=true",
+                        "--pega.rdma.nics=lo",
+                        "--pega.rdma.transports=tcp",
+                        "--pega.rdma.qps-per-peer=3"))) {
+            TransferEngine engine = on.getBean(TransferEngine.class);
+            assertThat(engine.lanes()).isEqualTo(3);
+            assertThat(engine.view().registeredBytes()).isEqualTo(16L << 20);
+        }
+        try (ConfigurableApplicationContext off =
+                new SpringApplicationBuilder(PegaServerApplication.class).run(args())) {
+            assertThat(off.getBeansOfType(TransferEngine.class)).isEmpty();
+        }
+    }
+}
