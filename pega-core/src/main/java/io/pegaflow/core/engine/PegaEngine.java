@@ -115,7 +115,14 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
             announcements.sealed(namespace, keys);
         });
         this.reclaimer = new PoolReclaimer(pool, cache, metrics, config.evictionBatch(), announcements, sealer);
-        this.prefetch = new PrefetchTable(tiers, reclaimer, cache, metrics, clock, limits.prefetchesPerInstance());
+        this.prefetch = new PrefetchTable(
+                tiers,
+                reclaimer,
+                cache,
+                metrics,
+                clock,
+                limits.prefetchesPerInstance(),
+                keys -> announcements.sealed(keys.get(0).namespace(), keys));
         this.savePath = new SavePath(
                 instances,
                 cache,

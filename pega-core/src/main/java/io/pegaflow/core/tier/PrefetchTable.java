@@ -14,6 +14,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -27,6 +28,9 @@ import org.jspecify.annotations.Nullable;
  * <p>Ownership: a running task holds the RAM-prefix references captured at scan time and, once complete, the fetched
  * blocks' references. Delivery hands them to the caller (the lease); discard and GC release them.
  *
+ * <p>Announcement: fetched blocks the RAM index accepts are findable here like sealed ones, so the table tells the
+ * index listeners (a block fetched from a peer makes this node one more owner in the metaserver).
+ *
  * <p>Attribution: a delivery is the query's decision, so it builds the query's {@link TierAttribution} (RAM prefix,
  * each tier's share, misses) and records it once.
  */
@@ -38,6 +42,7 @@ public final class PrefetchTable {
     private final NanoClock clock;
     private final Map<TaskKey, Task> tasks = new HashMap<>();
     private final int maxPerInstance;
+    private final Consumer<List<BlockKey>> inserted;
 
     private record TaskKey(String instanceId, String reqId) {}
 
@@ -83,6 +88,22 @@ public final class PrefetchTable {
             EngineMetrics metrics,
             NanoClock clock,
             int maxPerInstance) {
+        this(chain, memory, cache, metrics, clock, maxPerInstance, keys -> {});
+    }
+
+    /**
+     * @param inserted told the keys of fetched blocks the RAM index accepted (one namespace per call), so the cluster
+     *     index learns this node holds them now; it must only enqueue and return
+     */
+    public PrefetchTable(
+            TierChain chain,
+            ReclaimingAllocator memory,
+            BlockCache cache,
+            EngineMetrics metrics,
+            NanoClock clock,
+            int maxPerInstance,
+            Consumer<List<BlockKey>> inserted) {
+        this.inserted = inserted;
         this.maxPerInstance = maxPerInstance;
         this.chain = chain;
         this.memory = memory;
@@ -127,12 +148,17 @@ public final class PrefetchTable {
             }
             InsertOutcome[] outcomes = new InsertOutcome[fetched.size()];
             cache.insertAll(fetchedKeys, fetched, outcomes);
+            List<BlockKey> accepted = new ArrayList<>(outcomes.length);
             for (int i = 0; i < outcomes.length; i++) {
                 if (outcomes[i] != InsertOutcome.INSERTED) {
                     fetched.get(i).release();
                 } else {
                     metrics.increment(EngineCounter.CACHE_INSERTIONS);
+                    accepted.add(fetchedKeys.get(i));
                 }
+            }
+            if (!accepted.isEmpty()) {
+                inserted.accept(accepted);
             }
             ready.addAll(fetched);
         }

@@ -14,6 +14,7 @@ import io.pegaflow.proto.ResponseStatus;
 import io.pegaflow.proto.TransferBlockInfo;
 import io.pegaflow.proto.TransferSlotInfo;
 import io.pegaflow.server.transfer.RdmaProperties;
+import io.pegaflow.server.transfer.TransferMeters;
 import io.pegaflow.transfer.PeerId;
 import io.pegaflow.transfer.TransferEngine;
 import io.pegaflow.transfer.TransferException;
@@ -57,7 +58,10 @@ public class TransferRpcs {
     private final long connectTimeoutNanos;
     private final Map<String, Long> incarnations = new ConcurrentHashMap<>();
 
-    TransferRpcs(PegaEngine engine, TransferEngine transfers, RdmaProperties rdma) {
+    private final TransferMeters meters;
+
+    TransferRpcs(PegaEngine engine, TransferEngine transfers, RdmaProperties rdma, TransferMeters meters) {
+        this.meters = meters;
         this.engine = engine;
         this.transfers = transfers;
         this.connectTimeoutNanos = rdma.connectTimeout().toNanos();
@@ -111,6 +115,7 @@ public class TransferRpcs {
         } catch (TransferException e) {
             throw EngineException.unavailable("RDMA handshake failed: " + e.getMessage());
         }
+        meters.peerSeen(requester);
         LOG.info("peer {} connected ({} lanes)", requester, remote.lanes());
         return RdmaHandshakeResponse.newBuilder()
                 .setStatus(OK)

@@ -1,5 +1,6 @@
 package io.pegaflow.server.internode;
 
+import com.google.protobuf.ByteString;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.StatusRuntimeException;
@@ -9,6 +10,8 @@ import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.engine.BlockIndexListener;
 import io.pegaflow.edge.rpc.DeadlineRequiredInterceptor;
 import io.pegaflow.proto.MetaServerGrpc;
+import io.pegaflow.proto.NodePrefixResult;
+import io.pegaflow.proto.QueryPrefixBlocksRequest;
 import io.pegaflow.proto.UnregisterNodeRequest;
 import java.time.Duration;
 import java.util.List;
@@ -144,6 +147,23 @@ public final class MetaserverClient implements BlockIndexListener, AutoCloseable
     @Override
     public void onEvicted(String namespace, List<byte[]> hashes) {
         queue.offer(new Announcement.Evicted(namespace, List.copyOf(hashes)));
+    }
+
+    /**
+     * QueryPrefixBlocks (spec/cluster.md §1.6): every owner of a leading run of {@code hashes} with its length, for the
+     * remote tier. A plain call with a deadline on the caller's thread, outside the announcement agent.
+     *
+     * @throws io.grpc.StatusRuntimeException when the metaserver does not answer in time or refuses
+     */
+    public List<NodePrefixResult> queryPrefix(String namespace, List<byte[]> hashes, Duration timeout) {
+        QueryPrefixBlocksRequest.Builder request =
+                QueryPrefixBlocksRequest.newBuilder().setNamespace(namespace);
+        for (byte[] h : hashes) {
+            request.addBlockHashes(ByteString.copyFrom(h));
+        }
+        return stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                .queryPrefixBlocks(request.build())
+                .getNodesList();
     }
 
     /** Stops the agent (≤ 4 s), unregisters this session (≤ 3 s) and closes the channel. Idempotent. */

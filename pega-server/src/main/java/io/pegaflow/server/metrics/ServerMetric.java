@@ -115,7 +115,31 @@ public enum ServerMetric implements MetricDescriptor {
             "seconds",
             "Per layer, ready seen to arrival acknowledged by the decode server",
             Labels.NONE,
-            Buckets.PREFETCH);
+            Buckets.PREFETCH),
+
+    // Cross-node transfers (docs/transfer.md), when pega.rdma.enabled
+    PEGAFLOW_TRANSFER_PEERS(MetricType.GAUGE, "peers", "Peers with an established transfer connection"),
+    PEGAFLOW_TRANSFER_OPS_IN_FLIGHT(MetricType.GAUGE, "operations", "Transfer operations submitted, not completed"),
+    PEGAFLOW_TRANSFER_PEER_CONNECTIONS(
+            MetricType.GAUGE, "connections", "Connections (lanes) to a peer by state", Labels.PEER_STATE),
+    PEGAFLOW_TRANSFER_PEER_OPS_IN_FLIGHT(
+            MetricType.GAUGE, "operations", "Transfer operations in flight to a peer", Labels.PEER),
+    PEGAFLOW_TRANSFER_PEER_BYTES(
+            MetricType.COUNTER, "bytes", "Bytes moved with a peer by direction", Labels.PEER_DIRECTION),
+    PEGAFLOW_TRANSFER_PEER_ERRORS(MetricType.COUNTER, "batches", "Failed transfer batches to a peer", Labels.PEER),
+    PEGAFLOW_TRANSFER_PEER_LATENCY_P50_SECONDS(
+            MetricType.GAUGE, "seconds", "Median transfer batch latency to a peer", Labels.PEER),
+    PEGAFLOW_TRANSFER_PEER_LATENCY_P99_SECONDS(
+            MetricType.GAUGE, "seconds", "99th percentile transfer batch latency to a peer", Labels.PEER),
+    PEGAFLOW_TRANSFER_LOCK_ACTIVE(MetricType.GAUGE, "blocks", "Blocks held by transfer lock sessions"),
+    PEGAFLOW_TRANSFER_LOCK_SESSIONS(MetricType.GAUGE, "sessions", "Open transfer lock sessions"),
+    PEGAFLOW_TRANSFER_LOCK_TIMEOUTS(MetricType.COUNTER, "sessions", "Transfer lock sessions that expired unreleased"),
+    PEGAFLOW_RDMA_FETCH(MetricType.COUNTER, "fetches", "Remote fetch attempts by outcome", Labels.STATUS),
+    PEGAFLOW_RDMA_FETCH_DURATION(
+            MetricType.TIMER, "seconds", "Remote fetch that supplied every block asked", Labels.NONE, Buckets.FETCH),
+    PEGAFLOW_RDMA_FETCH_BYTES(MetricType.COUNTER, "bytes", "Bytes fetched from peers"),
+    PEGAFLOW_RDMA_FETCH_FAILURES(
+            MetricType.COUNTER, "fetches", "Remote fetches that supplied less than asked, by cause", Labels.KIND);
 
     /** Label sets used by the catalog. */
     private static final class Labels {
@@ -124,6 +148,10 @@ public enum ServerMetric implements MetricDescriptor {
         static final List<String> TIER = List.of("tier");
         static final List<String> SHARD = List.of("shard", "path");
         static final List<String> KIND = List.of("kind");
+        static final List<String> STATUS = List.of("status");
+        static final List<String> PEER = List.of("peer");
+        static final List<String> PEER_STATE = List.of("peer", "state");
+        static final List<String> PEER_DIRECTION = List.of("peer", "direction");
     }
 
     /** Histogram buckets, as the reference's exporter has them. */
@@ -159,6 +187,17 @@ public enum ServerMetric implements MetricDescriptor {
                 Duration.ofSeconds(15),
                 Duration.ofSeconds(30),
                 Duration.ofSeconds(60));
+        /** The reference's {@code pegaflow_rdma_fetch_duration} buckets. */
+        static final List<Duration> FETCH = List.of(
+                Duration.ofMillis(10),
+                Duration.ofMillis(20),
+                Duration.ofMillis(50),
+                Duration.ofMillis(100),
+                Duration.ofMillis(200),
+                Duration.ofMillis(500),
+                Duration.ofSeconds(1),
+                Duration.ofSeconds(2));
+
         static final List<Duration> PREFETCH = List.of(
                 Duration.ofMillis(1),
                 Duration.ofMillis(2),

@@ -1,14 +1,21 @@
 package io.pegaflow.server.transfer;
 
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.MeterBinder;
 import io.pegaflow.core.agent.NanoClock;
+import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.core.memory.PinnedMemoryPool;
+import io.pegaflow.edge.metrics.CatalogMeters;
+import io.pegaflow.server.metrics.ServerMetric;
 import io.pegaflow.transfer.NicList;
 import io.pegaflow.transfer.TransferConfig;
 import io.pegaflow.transfer.TransferEngine;
 import io.pegaflow.transfer.TransferException;
 import io.pegaflow.transfer.ucx.UcxTransferEngine;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
@@ -45,6 +52,53 @@ public class RdmaConfiguration {
                 engine.view().registeredRegions(),
                 engine.view().registeredBytes() >> 20);
         return engine;
+    }
+
+    @Bean
+    TransferMeters transferMeters(CatalogMeters meters, TransferEngine transfers) {
+        return new TransferMeters(meters, transfers, NanoClock.SYSTEM);
+    }
+
+    /** The node-wide transfer entries of the catalog, read at scrape time. */
+    @Bean
+    MeterBinder transferMeterBinder(TransferMeters peers, PegaEngine engine, ObjectProvider<RemoteFetchTier> remote) {
+        return registry -> {
+            CatalogMeters m = new CatalogMeters(registry);
+            m.gauge(ServerMetric.PEGAFLOW_TRANSFER_PEERS, peers, TransferMeters::establishedPeers);
+            m.gauge(ServerMetric.PEGAFLOW_TRANSFER_OPS_IN_FLIGHT, peers, TransferMeters::inFlightOps);
+            m.gauge(
+                    ServerMetric.PEGAFLOW_TRANSFER_LOCK_ACTIVE,
+                    engine,
+                    e -> e.transferLockStats().lockedBlocks());
+            m.gauge(
+                    ServerMetric.PEGAFLOW_TRANSFER_LOCK_SESSIONS,
+                    engine,
+                    e -> e.transferLockStats().sessions());
+            m.countOf(
+                    ServerMetric.PEGAFLOW_TRANSFER_LOCK_TIMEOUTS,
+                    engine,
+                    e -> e.transferLockStats().expired());
+            RemoteFetchTier tier = remote.getIfAvailable();
+            if (tier == null) {
+                return;
+            }
+            RemoteFetchStats s = tier.stats();
+            m.countOf(ServerMetric.PEGAFLOW_RDMA_FETCH, s, RemoteFetchStats::succeeded, "ok");
+            m.countOf(ServerMetric.PEGAFLOW_RDMA_FETCH, s, x -> x.attempts() - x.succeeded(), "error");
+            m.countOf(ServerMetric.PEGAFLOW_RDMA_FETCH_BYTES, s, RemoteFetchStats::bytesFetched);
+            for (RemoteFetchStats.Failure f : RemoteFetchStats.Failure.values()) {
+                m.countOf(ServerMetric.PEGAFLOW_RDMA_FETCH_FAILURES, s, x -> x.failures(f), f.name());
+            }
+            Timer fetch = m.timer(ServerMetric.PEGAFLOW_RDMA_FETCH_DURATION);
+            s.bindDurations(nanos -> fetch.record(nanos, TimeUnit.NANOSECONDS));
+        };
+    }
+
+    /** What {@code GET /transfer} shows; the admin UI may read it too. */
+    @Bean
+    TransferStatusView transferStatusView(
+            TransferEngine transfers, PegaEngine engine, ObjectProvider<RemoteFetchTier> remote) {
+        return new TransferStatusView(transfers, engine, remote.getIfAvailable());
     }
 
     /**

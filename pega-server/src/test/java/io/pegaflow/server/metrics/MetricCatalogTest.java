@@ -8,7 +8,9 @@ import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.edge.metrics.MetricReading;
 import io.pegaflow.edge.metrics.MetricsView;
 import io.pegaflow.server.grpc.GrpcPort;
+import io.pegaflow.server.transfer.TransferMeters;
 import io.pegaflow.testkit.MockScheduler;
+import io.pegaflow.transfer.PeerId;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -51,7 +53,10 @@ import org.springframework.test.context.DynamicPropertySource;
             "pega.metaserver.advertise-addr=127.0.0.1:50055",
             "pega.metaserver.allow-loopback=true",
             "pega.pd.enabled=true",
-            "pega.pd.transports=tcp"
+            "pega.pd.transports=tcp",
+            "pega.rdma.enabled=true",
+            "pega.rdma.nics=lo",
+            "pega.rdma.transports=tcp"
         })
 class MetricCatalogTest {
     private static final Path DIR = shardDir();
@@ -72,6 +77,9 @@ class MetricCatalogTest {
 
     @Autowired
     Environment env;
+
+    @Autowired
+    TransferMeters transferMeters;
 
     private static Path shardDir() {
         try {
@@ -103,6 +111,7 @@ class MetricCatalogTest {
     }
 
     private void callOnce() {
+        transferMeters.peerSeen(new PeerId("127.0.0.1:1")); // a peer's series appear at its first handshake
         try (MockScheduler scheduler = MockScheduler.connect("127.0.0.1", grpcPort.port())) {
             scheduler.health();
         }

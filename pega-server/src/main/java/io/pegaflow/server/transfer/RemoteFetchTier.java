@@ -1,0 +1,488 @@
+package io.pegaflow.server.transfer;
+
+import com.google.protobuf.ByteString;
+import io.grpc.stub.StreamObserver;
+import io.pegaflow.core.agent.NanoClock;
+import io.pegaflow.core.block.BlockKey;
+import io.pegaflow.core.block.SealedBlock;
+import io.pegaflow.core.block.SlotData;
+import io.pegaflow.core.memory.PinnedAllocation;
+import io.pegaflow.core.plan.MergeRule;
+import io.pegaflow.core.tier.BackingTier;
+import io.pegaflow.core.tier.ReclaimingAllocator;
+import io.pegaflow.proto.QueryBlocksForTransferRequest;
+import io.pegaflow.proto.QueryBlocksForTransferResponse;
+import io.pegaflow.proto.ReleaseTransferLockRequest;
+import io.pegaflow.proto.ReleaseTransferLockResponse;
+import io.pegaflow.proto.TransferBlockInfo;
+import io.pegaflow.proto.TransferSlotInfo;
+import io.pegaflow.server.transfer.RemoteFetchStats.Failure;
+import io.pegaflow.transfer.PeerId;
+import io.pegaflow.transfer.TransferBatch;
+import io.pegaflow.transfer.TransferEngine;
+import io.pegaflow.transfer.TransferException;
+import io.pegaflow.transfer.TransferResult;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The {@code remote} tier (spec/cluster.md §3.1, steps 4–9): the blocks RAM and SSD could not supply, fetched from the
+ * peer that owns the longest prefix of them. One fetch asks the metaserver for owners (dropping this node), handshakes
+ * with the best one once, locks the blocks there with {@code QueryBlocksForTransfer}, gets their segments straight into
+ * freshly allocated pool memory over the transfer engine, releases the lock, and rebuilds the blocks; the query path
+ * inserts them into the RAM index (and the index announcements make this node an owner too).
+ *
+ * <p><b>Degrading, never failing.</b> Every failure (metaserver, handshake, a peer gone or fenced, a lock that expired,
+ * a short answer, a full pool, a get that failed or timed out) gives a shorter prefix or nothing; the future always
+ * completes normally.
+ *
+ * <p><b>Memory safety.</b> The local memory of a fetch is released only after the transfer engine completed its batch,
+ * which it does only when no get can still land (every lane completed or closed its endpoint). If that completion
+ * never comes (a bug below), the memory is leaked on purpose rather than reused under a late write. Only blocks whose
+ * every byte arrived are rebuilt; a block is never partially filled and served.
+ *
+ * <p>Fetches run on a small pool of their own (each waits for RPCs and gets); when its queue is full a fetch is refused
+ * and counts as a miss. Ownership: the engine closes the tier; the tier closes its channels and its threads, not the
+ * transfer engine (Spring closes that before the engine unmaps the pool).
+ */
+public final class RemoteFetchTier implements BackingTier {
+    private static final Logger LOG = LoggerFactory.getLogger(RemoteFetchTier.class);
+
+    public static final String NAME = "remote";
+    /** Blocks are grouped into allocations of about this size, so one fetch needs few allocations. */
+    static final long CHUNK_BYTES = 4L << 20;
+    /** Every rebuilt segment starts on a cache line. */
+    static final long SEGMENT_ALIGNMENT = 64;
+    /** Contiguous ranges (consecutive slots on both sides) merge into gets of at most this size. */
+    static final long MAX_GET_BYTES = 4L << 20;
+
+    /** How long past the transfer timeout a batch may take to report (a dropped connection closing its endpoints). */
+    static final long COMPLETION_GRACE_NANOS = TimeUnit.SECONDS.toNanos(20);
+
+    private static final long CLOSE_WAIT_SECONDS = 30;
+    private static final int THREADS = 4;
+    private static final int QUEUE = 256;
+
+    private final OwnerDirectory owners;
+    private final TransferEngine transfers;
+    private final PeerLinks links;
+    private final PeerHandshakes handshakes;
+    private final String self;
+    private final RdmaProperties settings;
+    private final NanoClock clock;
+    private final RemoteFetchStats stats = new RemoteFetchStats();
+    private final ThreadPoolExecutor fetchers;
+    private volatile boolean closed;
+
+    /** Who owns which prefix: the metaserver's {@code QueryPrefixBlocks}. */
+    @FunctionalInterface
+    public interface OwnerDirectory {
+        /** Every owner with its contiguous prefix length of {@code hashes}; throws when it cannot answer. */
+        List<Owner> owners(String namespace, List<byte[]> hashes);
+    }
+
+    /** A node (its advertised {@code host:port}) and how many leading hashes it holds. */
+    public record Owner(String node, int prefixLength) {}
+
+    /** {@code self} is this node's advertised address: the requester id peers see, and the owner entry to skip. */
+    public RemoteFetchTier(
+            OwnerDirectory owners,
+            TransferEngine transfers,
+            String self,
+            RdmaProperties settings,
+            NanoClock clock,
+            Consumer<PeerId> connected) {
+        this.owners = owners;
+        this.transfers = transfers;
+        this.self = self;
+        this.settings = settings;
+        this.clock = clock;
+        this.links = new PeerLinks();
+        this.handshakes = new PeerHandshakes(
+                transfers, links, self, settings.connectTimeout().toNanos(), connected);
+        AtomicInteger n = new AtomicInteger();
+        this.fetchers =
+                new ThreadPoolExecutor(THREADS, THREADS, 30, TimeUnit.SECONDS, new ArrayBlockingQueue<>(QUEUE), r -> {
+                    Thread t = new Thread(r, "pega-remote-fetch-" + n.incrementAndGet());
+                    t.setDaemon(true);
+                    return t;
+                });
+        this.fetchers.allowCoreThreadTimeOut(true);
+    }
+
+    @Override
+    public String tierName() {
+        return NAME;
+    }
+
+    public RemoteFetchStats stats() {
+        return stats;
+    }
+
+    @Override
+    public CompletableFuture<List<SealedBlock>> fetchPrefix(List<BlockKey> keys, ReclaimingAllocator memory) {
+        if (keys.isEmpty() || closed) {
+            return CompletableFuture.completedFuture(List.of());
+        }
+        List<BlockKey> wanted = List.copyOf(keys.subList(0, Math.min(keys.size(), settings.maxFetchBlocks())));
+        CompletableFuture<List<SealedBlock>> out = new CompletableFuture<>();
+        try {
+            fetchers.execute(() -> {
+                stats.running.incrementAndGet();
+                try {
+                    out.complete(fetch(wanted, memory));
+                } catch (RuntimeException | Error e) {
+                    LOG.error("remote fetch failed unexpectedly", e);
+                    out.complete(List.of());
+                } finally {
+                    stats.running.decrementAndGet();
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            stats.failed(Failure.REJECTED);
+            out.complete(List.of());
+        }
+        return out;
+    }
+
+    private List<SealedBlock> fetch(List<BlockKey> keys, ReclaimingAllocator memory) {
+        String namespace = keys.get(0).namespace();
+        List<byte[]> hashes = new ArrayList<>(keys.size());
+        for (BlockKey k : keys) {
+            hashes.add(k.hash());
+        }
+        Owner best;
+        try {
+            best = best(owners.owners(namespace, hashes), keys.size());
+        } catch (RuntimeException e) {
+            stats.failed(Failure.METASERVER);
+            LOG.warn("remote fetch: metaserver prefix query failed: {}", e.toString());
+            return List.of();
+        }
+        if (best == null) {
+            return List.of();
+        }
+        stats.attempts.increment();
+        long started = clock.nanoTime();
+        PeerId peer = new PeerId(best.node());
+        List<BlockKey> asked = keys.subList(0, best.prefixLength());
+        try {
+            handshakes.ensureConnected(peer);
+        } catch (Exception e) {
+            stats.failed(Failure.HANDSHAKE);
+            LOG.warn("remote fetch: handshake with {} failed: {}", peer, e.toString());
+            return List.of();
+        }
+        QueryBlocksForTransferResponse grant;
+        try {
+            grant = links.blocking(peer, settings.rpcTimeout().toNanos())
+                    .queryBlocksForTransfer(QueryBlocksForTransferRequest.newBuilder()
+                            .setNamespace(namespace)
+                            .addAllBlockHashes(hashes.subList(0, asked.size()).stream()
+                                    .map(ByteString::copyFrom)
+                                    .toList())
+                            .setRequesterId(self)
+                            .build());
+        } catch (RuntimeException e) {
+            stats.failed(Failure.QUERY);
+            LOG.warn("remote fetch: QueryBlocksForTransfer to {} failed: {}", peer, e.toString());
+            return List.of();
+        }
+        try {
+            List<SealedBlock> got = transfer(peer, asked, grant, memory);
+            if (got.size() == asked.size()) {
+                stats.succeeded.increment();
+                stats.recordDuration(clock.nanoTime() - started);
+            }
+            return got;
+        } finally {
+            release(peer, grant.getTransferSessionId());
+        }
+    }
+
+    /** The owner with the longest prefix other than this node, or null when nobody else has the first block. */
+    private Owner best(List<Owner> candidates, int asked) {
+        Owner best = null;
+        for (Owner o : candidates) {
+            if (o.node().equals(self) || o.prefixLength() <= 0) {
+                continue;
+            }
+            if (best == null || o.prefixLength() > best.prefixLength()) {
+                best = o;
+            }
+        }
+        return best == null ? null : new Owner(best.node(), Math.min(best.prefixLength(), asked));
+    }
+
+    /** The blocks of the grant that match the asked keys in order, got into local memory and rebuilt. */
+    private List<SealedBlock> transfer(
+            PeerId peer, List<BlockKey> asked, QueryBlocksForTransferResponse grant, ReclaimingAllocator memory) {
+        int usable = usablePrefix(asked, grant);
+        if (usable < asked.size()) {
+            stats.failed(Failure.SHORT);
+        }
+        if (usable == 0) {
+            return List.of();
+        }
+        Plan plan = plan(grant, usable, memory);
+        if (plan.blocks < usable) {
+            stats.failed(Failure.ALLOCATION);
+        }
+        try {
+            if (plan.blocks == 0) {
+                return List.of();
+            }
+            int completedBlocks = get(peer, grant, plan);
+            if (completedBlocks < plan.blocks) {
+                stats.failed(Failure.TRANSFER);
+            }
+            List<SealedBlock> out = new ArrayList<>(completedBlocks);
+            for (int b = 0; b < completedBlocks; b++) {
+                out.add(rebuild(grant.getBlocks(b), plan, b));
+            }
+            for (SealedBlock block : out) {
+                stats.bytes.add(block.footprintBytes());
+            }
+            stats.blocks.add(out.size());
+            return out;
+        } finally {
+            if (plan.reusable) {
+                for (PinnedAllocation a : plan.chunks) {
+                    a.release(); // the rebuilt blocks' slots hold their own references
+                }
+            } else {
+                LOG.error(
+                        "remote fetch from {}: a get batch never completed; leaking {} allocations rather than"
+                                + " reusing memory a late get may still write",
+                        peer,
+                        plan.chunks.size());
+            }
+        }
+    }
+
+    /** How many leading blocks of the grant are the asked keys, in order, with segments this node can rebuild. */
+    static int usablePrefix(List<BlockKey> asked, QueryBlocksForTransferResponse grant) {
+        int n = Math.min(asked.size(), grant.getBlocksCount());
+        int slots = n == 0 ? 0 : grant.getBlocks(0).getSlotsCount();
+        for (int i = 0; i < n; i++) {
+            TransferBlockInfo b = grant.getBlocks(i);
+            if (!Arrays.equals(b.getBlockHash().toByteArray(), asked.get(i).hash())
+                    || b.getSlotsCount() != slots
+                    || slots == 0) {
+                return i;
+            }
+            for (TransferSlotInfo s : b.getSlotsList()) {
+                if (!rebuildable(s)) {
+                    return i;
+                }
+            }
+        }
+        return n;
+    }
+
+    /** Segment 0 present; segment 1 absent (contiguous) or as long as segment 0 (split K/V). */
+    static boolean rebuildable(TransferSlotInfo s) {
+        if (s.getKPtr() == 0 || s.getKSize() <= 0 || s.getKSize() > (1L << 40)) {
+            return false;
+        }
+        if (s.getVPtr() == 0 && s.getVSize() == 0) {
+            return true;
+        }
+        return s.getVPtr() != 0 && s.getVSize() == s.getKSize();
+    }
+
+    /** Where each block's segments go: chunks allocated for whole blocks, in order, stopping at the first refusal. */
+    static final class Plan {
+        final List<PinnedAllocation> chunks = new ArrayList<>();
+        /** Per block: its chunk index; per segment (2 per slot): the local address, 0 for an absent V. */
+        final int[] chunkOf;
+
+        final long[][] local;
+        int blocks;
+        boolean reusable = true;
+
+        Plan(int capacity) {
+            chunkOf = new int[capacity];
+            local = new long[capacity][];
+        }
+    }
+
+    private static Plan plan(QueryBlocksForTransferResponse grant, int usable, ReclaimingAllocator memory) {
+        Plan plan = new Plan(usable);
+        int b = 0;
+        while (b < usable) {
+            // whole blocks up to the chunk size (at least one block)
+            long bytes = 0;
+            int end = b;
+            while (end < usable) {
+                long next = footprint(grant.getBlocks(end));
+                if (end > b && bytes + next > CHUNK_BYTES) {
+                    break;
+                }
+                bytes += next;
+                end++;
+            }
+            PinnedAllocation chunk = memory.allocate(bytes);
+            if (chunk == null) {
+                break;
+            }
+            plan.chunks.add(chunk);
+            long at = chunk.address();
+            for (int i = b; i < end; i++) {
+                TransferBlockInfo block = grant.getBlocks(i);
+                long[] addrs = new long[2 * block.getSlotsCount()];
+                for (int s = 0; s < block.getSlotsCount(); s++) {
+                    TransferSlotInfo slot = block.getSlots(s);
+                    addrs[2 * s] = at;
+                    at += align(slot.getKSize());
+                    if (slot.getVSize() > 0) {
+                        addrs[2 * s + 1] = at;
+                        at += align(slot.getVSize());
+                    }
+                }
+                plan.chunkOf[i] = plan.chunks.size() - 1;
+                plan.local[i] = addrs;
+            }
+            plan.blocks = end;
+            b = end;
+        }
+        return plan;
+    }
+
+    private static long footprint(TransferBlockInfo block) {
+        long bytes = 0;
+        for (TransferSlotInfo s : block.getSlotsList()) {
+            bytes += align(s.getKSize()) + align(s.getVSize());
+        }
+        return bytes;
+    }
+
+    private static long align(long bytes) {
+        return (bytes + SEGMENT_ALIGNMENT - 1) & -SEGMENT_ALIGNMENT;
+    }
+
+    /**
+     * Gets every planned segment in one batch and waits for its result: the engine completes it only once no get can
+     * still land, so the memory of blocks that did not arrive may be released then.
+     *
+     * @return how many leading blocks arrived whole
+     */
+    private int get(PeerId peer, QueryBlocksForTransferResponse grant, Plan plan) {
+        TransferBatch batch =
+                TransferBatch.get(plan.blocks * 2 * grant.getBlocks(0).getSlotsCount(), MergeRule.upTo(MAX_GET_BYTES));
+        int[] endOp = new int[plan.blocks];
+        for (int b = 0; b < plan.blocks; b++) {
+            TransferBlockInfo block = grant.getBlocks(b);
+            for (int s = 0; s < block.getSlotsCount(); s++) {
+                TransferSlotInfo slot = block.getSlots(s);
+                batch.add(plan.local[b][2 * s], slot.getKPtr(), slot.getKSize());
+                if (slot.getVSize() > 0) {
+                    batch.add(plan.local[b][2 * s + 1], slot.getVPtr(), slot.getVSize());
+                }
+            }
+            endOp[b] = batch.size();
+        }
+        long timeout = settings.effectiveTransferTimeout().toNanos();
+        CompletableFuture<TransferResult> pending;
+        try {
+            pending = transfers.submit(peer, batch, timeout);
+        } catch (TransferException e) {
+            LOG.warn("remote fetch from {}: nothing submitted: {}", peer, e.getMessage());
+            return 0; // nothing was issued: the memory is free to go
+        }
+        TransferResult result;
+        try {
+            result = pending.get(timeout + COMPLETION_GRACE_NANOS, TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            plan.reusable = false;
+            return 0;
+        } catch (ExecutionException | TimeoutException e) {
+            plan.reusable = false;
+            return 0;
+        }
+        if (!result.isComplete()) {
+            LOG.warn("remote fetch from {}: {}", peer, result);
+        }
+        int done = result.completedPrefix();
+        int blocks = 0;
+        while (blocks < plan.blocks && endOp[blocks] <= done) {
+            blocks++;
+        }
+        return blocks;
+    }
+
+    private static SealedBlock rebuild(TransferBlockInfo block, Plan plan, int b) {
+        PinnedAllocation chunk = plan.chunks.get(plan.chunkOf[b]);
+        SlotData[] slots = new SlotData[block.getSlotsCount()];
+        for (int s = 0; s < slots.length; s++) {
+            TransferSlotInfo slot = block.getSlots(s);
+            long k = plan.local[b][2 * s];
+            slots[s] = slot.getVSize() > 0
+                    ? SlotData.split(chunk, k, chunk, plan.local[b][2 * s + 1], slot.getKSize())
+                    : SlotData.contiguous(chunk, k, slot.getKSize());
+        }
+        return new SealedBlock(slots);
+    }
+
+    /** Fire-and-forget, as the reference: the session expires at the owner anyway if this is lost. */
+    private void release(PeerId peer, String session) {
+        if (session.isEmpty()) {
+            return;
+        }
+        try {
+            links.async(peer, settings.rpcTimeout().toNanos())
+                    .releaseTransferLock(
+                            ReleaseTransferLockRequest.newBuilder()
+                                    .setTransferSessionId(session)
+                                    .build(),
+                            new StreamObserver<ReleaseTransferLockResponse>() {
+                                @Override
+                                public void onNext(ReleaseTransferLockResponse r) {}
+
+                                @Override
+                                public void onError(Throwable t) {
+                                    LOG.debug(
+                                            "ReleaseTransferLock to {} failed (the lock expires): {}",
+                                            peer,
+                                            t.toString());
+                                }
+
+                                @Override
+                                public void onCompleted() {}
+                            });
+        } catch (RuntimeException e) {
+            LOG.debug("ReleaseTransferLock to {} not sent: {}", peer, e.toString());
+        }
+    }
+
+    /** Stops taking fetches, waits (bounded) for running ones, closes the peer channels. Idempotent. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        fetchers.shutdown();
+        try {
+            if (!fetchers.awaitTermination(CLOSE_WAIT_SECONDS, TimeUnit.SECONDS)) {
+                LOG.warn("remote fetches still running after {} s at close", CLOSE_WAIT_SECONDS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        links.close();
+    }
+}
