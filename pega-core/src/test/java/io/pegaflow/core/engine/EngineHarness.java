@@ -57,6 +57,16 @@ final class EngineHarness implements AutoCloseable {
 
     /** As above, with {@code limits}. */
     EngineHarness(EngineConfig config, List<BackingTier> tiers, AgentGroup agents, EngineLimits limits) {
+        this(config, tiers, agents, limits, List.of());
+    }
+
+    /** As above, with cluster-index listeners. */
+    EngineHarness(
+            EngineConfig config,
+            List<BackingTier> tiers,
+            AgentGroup agents,
+            EngineLimits limits,
+            List<BlockIndexListener> listeners) {
         NanoClock clock = nanos::get;
         EngineContext context = new EngineContext()
                 .agents(agents)
@@ -67,6 +77,7 @@ final class EngineHarness implements AutoCloseable {
                 .admission(AdmissionPolicy.ALWAYS)
                 .clock(clock);
         tiers.forEach(context::tier);
+        listeners.forEach(context::indexListener);
         this.engine = PegaEngine.launch(context);
     }
 

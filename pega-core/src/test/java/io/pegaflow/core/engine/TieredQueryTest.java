@@ -117,6 +117,46 @@ class TieredQueryTest {
     }
 
     @Test
+    void shouldAnnounceTheFetchedBlocksTheIndexAcceptedAsFindableHere() {
+        List<String> sealed = new java.util.concurrent.CopyOnWriteArrayList<>();
+        BlockIndexListener recorder = new BlockIndexListener() {
+            @Override
+            public void onSealed(String namespace, List<byte[]> hashes) {
+                hashes.forEach(h ->
+                        sealed.add(namespace + "/" + java.util.HexFormat.of().formatHex(h)));
+            }
+
+            @Override
+            public void onEvicted(String namespace, List<byte[]> hashes) {}
+        };
+        BytesTier peer = new BytesTier("remote");
+        try (EngineHarness h = new EngineHarness(
+                EngineConfig.defaults(PoolConfig.of(1 << 20)),
+                List.of(peer),
+                new io.pegaflow.core.agent.AgentGroup(),
+                EngineLimits.DEFAULTS,
+                List.of(recorder))) {
+            EngineHarness.Worker w = h.worker("inst", 4, BLOCK_BYTES);
+            w.register();
+            List<byte[]> hashes = hashes(9, 3);
+            for (int i = 0; i < 2; i++) {
+                peer.put(new BlockKey(EngineHarness.NAMESPACE, hashes.get(i)), content(200 + i, BLOCK_BYTES));
+            }
+            assertThat(w.query(hashes, "req").loading()).isTrue();
+            QueryOutcome ready = w.query(hashes, "req");
+            assertThat(ready.hitBlocks()).isEqualTo(2);
+            assertThat(sealed)
+                    .as("the two fetched blocks, announced when the RAM index took them")
+                    .containsExactly(
+                            EngineHarness.NAMESPACE + "/"
+                                    + java.util.HexFormat.of().formatHex(hashes.get(0)),
+                            EngineHarness.NAMESPACE + "/"
+                                    + java.util.HexFormat.of().formatHex(hashes.get(1)));
+            h.engine.release(ready.lease());
+        }
+    }
+
+    @Test
     void shouldAttributeARamOnlyAnswerToRamAndMiss() {
         EngineHarness.Worker w = harness.worker("inst", 8, BLOCK_BYTES);
         w.register();
