@@ -1,0 +1,89 @@
+package io.pegaflow.server.transfer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.protobuf.ByteString;
+import io.pegaflow.core.block.BlockKey;
+import io.pegaflow.proto.QueryBlocksForTransferResponse;
+import io.pegaflow.proto.TransferBlockInfo;
+import io.pegaflow.proto.TransferSlotInfo;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Which part of an owner's answer the remote tier uses: the leading blocks that are the keys asked, in order, each
+ * with as many slots as the first and segments it can rebuild (segment 0 present; segment 1 absent or as long).
+ * Anything else ends the prefix there, so a short, reordered or foreign answer is a shorter prefix, never a wrong block.
+ */
+class RemoteFetchTierTest {
+    static final String NS = "ns";
+
+    static BlockKey key(String h) {
+        return new BlockKey(NS, h.getBytes(StandardCharsets.UTF_8));
+    }
+
+    static TransferSlotInfo slot(long k, long kSize, long v, long vSize) {
+        return TransferSlotInfo.newBuilder()
+                .setKPtr(k)
+                .setKSize(kSize)
+                .setVPtr(v)
+                .setVSize(vSize)
+                .build();
+    }
+
+    static TransferBlockInfo block(String h, TransferSlotInfo... slots) {
+        return TransferBlockInfo.newBuilder()
+                .setBlockHash(ByteString.copyFromUtf8(h))
+                .addAllSlots(List.of(slots))
+                .build();
+    }
+
+    static QueryBlocksForTransferResponse grant(TransferBlockInfo... blocks) {
+        return QueryBlocksForTransferResponse.newBuilder()
+                .addAllBlocks(List.of(blocks))
+                .build();
+    }
+
+    final List<BlockKey> asked = List.of(key("a"), key("b"), key("c"));
+    final TransferSlotInfo split = slot(4096, 512, 8192, 512);
+    final TransferSlotInfo contiguous = slot(4096, 1024, 0, 0);
+
+    @Test
+    void shouldUseEveryBlockOfAFullAnswer() {
+        assertThat(RemoteFetchTier.usablePrefix(asked, grant(block("a", split), block("b", split), block("c", split))))
+                .isEqualTo(3);
+        assertThat(RemoteFetchTier.usablePrefix(asked, grant(block("a", contiguous), block("b", contiguous))))
+                .as("a short answer")
+                .isEqualTo(2);
+    }
+
+    @Test
+    void shouldStopAtTheFirstBlockThatIsNotTheKeyAsked() {
+        // the owner skips misses: "b" was evicted, so the second block is "c"
+        assertThat(RemoteFetchTier.usablePrefix(asked, grant(block("a", split), block("c", split))))
+                .isEqualTo(1);
+        assertThat(RemoteFetchTier.usablePrefix(asked, grant(block("x", split))))
+                .isZero();
+    }
+
+    @Test
+    void shouldStopAtABlockItCannotRebuild() {
+        assertThat(RemoteFetchTier.usablePrefix(asked, grant(block("a", split), block("b", split, split))))
+                .as("another slot count")
+                .isEqualTo(1);
+        assertThat(RemoteFetchTier.usablePrefix(
+                        asked, grant(block("a", split), block("b", slot(4096, 512, 8192, 256)))))
+                .as("K and V of different lengths")
+                .isEqualTo(1);
+        assertThat(RemoteFetchTier.usablePrefix(asked, grant(block("a", slot(0, 512, 0, 0)))))
+                .as("a null address")
+                .isZero();
+        assertThat(RemoteFetchTier.usablePrefix(asked, grant(block("a", slot(4096, 512, 0, 512)))))
+                .as("a V length without an address")
+                .isZero();
+        assertThat(RemoteFetchTier.usablePrefix(asked, grant(block("a"))))
+                .as("no slots")
+                .isZero();
+    }
+}
