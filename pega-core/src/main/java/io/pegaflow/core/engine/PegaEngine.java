@@ -14,6 +14,7 @@ import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.instance.DeviceContext;
 import io.pegaflow.core.instance.Instance;
 import io.pegaflow.core.instance.Principal;
+import io.pegaflow.core.lease.LeaseSummary;
 import io.pegaflow.core.lease.LeaseTable;
 import io.pegaflow.core.lease.TransferLockTable;
 import io.pegaflow.core.memory.PinnedMemoryPool;
@@ -25,6 +26,7 @@ import io.pegaflow.core.tier.ReclaimingAllocator;
 import io.pegaflow.core.tier.SealedBlockSpill;
 import io.pegaflow.core.tier.TierChain;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -493,6 +495,24 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
 
     public int activeLeases() {
         return leases.size();
+    }
+
+    /** The live query leases, soonest to expire first (the admin surface). */
+    public List<LeaseSummary> leaseSummaries() {
+        return leases.summaries();
+    }
+
+    /** Every registered instance with its devices, layers and layout, by id (the admin surface). */
+    public List<InstanceSummary> instanceSummaries() {
+        List<InstanceSummary> out = new ArrayList<>();
+        for (String id : instances.ids()) {
+            Instance instance = instances.get(id);
+            if (instance != null) {
+                out.add(InstanceSummary.of(instance, leases.sizeOf(id), detached.contains(id)));
+            }
+        }
+        out.sort(Comparator.comparing(InstanceSummary::id));
+        return out;
     }
 
     public int instanceCount() {

@@ -3,9 +3,12 @@ package io.pegaflow.core.lease;
 import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.block.SealedBlock;
 import io.pegaflow.core.error.EngineException;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -179,6 +182,22 @@ public final class LeaseTable {
 
     public synchronized int size() {
         return leases.size();
+    }
+
+    /** The live leases, soonest to expire first (the admin surface; O(live leases) under the monitor). */
+    public List<LeaseSummary> summaries() {
+        long now = clock.nanoTime();
+        synchronized (this) {
+            sweepLocked(now);
+            List<LeaseSummary> out = new ArrayList<>(leases.size());
+            leases.forEach((id, lease) -> out.add(new LeaseSummary(
+                    String.format(Locale.ROOT, "%08x", id.high() >>> 32),
+                    lease.instanceId,
+                    lease.blocks.length,
+                    lease.remaining,
+                    Math.max(0, lease.expiresAtNanos - now))));
+            return out;
+        }
     }
 
     /** Live leases of one instance. */

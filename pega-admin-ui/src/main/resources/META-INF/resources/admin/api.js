@@ -1,0 +1,31 @@
+// Every request goes to this page's own origin (relative URLs); the dashboard never contacts another host.
+
+const TOKEN_KEY = 'pega.admin.token';
+
+export async function getJson(path) {
+  const response = await fetch(path, { headers: authHeaders(), cache: 'no-store' });
+  if (!response.ok) throw new Error(`${path}: HTTP ${response.status}`);
+  return response.json();
+}
+
+/** A mutation; resolves to {ok, status, body} whatever the answer, so the page can show a refusal's own text. */
+export async function post(path) {
+  const response = await fetch(path, { method: 'POST', headers: authHeaders(), cache: 'no-store' });
+  const text = await response.text();
+  let body = text;
+  try { body = JSON.parse(text); } catch (e) { /* the refusal is plain text */ }
+  return { ok: response.ok, status: response.status, body };
+}
+
+export function token() {
+  return sessionStorage.getItem(TOKEN_KEY) || '';
+}
+
+export function setToken(value) {
+  if (value) sessionStorage.setItem(TOKEN_KEY, value); else sessionStorage.removeItem(TOKEN_KEY);
+}
+
+function authHeaders() {
+  const t = token();
+  return t ? { Authorization: `Bearer ${t}` } : {};
+}
