@@ -60,6 +60,8 @@ LOADGEN=(java -Xmx512m -cp "$BENCH_JAR" io.pegaflow.bench.loadgen.LoadGenerator 
   --prefixes 200 --instance-prefix warm >"$OUT/warmup.log" 2>&1
 sleep 5
 sample 0
+threads_by_name() { sed 's/[0-9]\+/#/g' /proc/$SERVER/task/*/comm | sort | uniq -c; }
+threads_by_name >"$OUT/threads-start.txt"
 read -r _ BASE_RSS _ BASE_THREADS BASE_FDS _ < <(tail -1 "$OUT/samples.csv" | tr ',' ' ')
 
 # The verifying client: every loaded byte is checked; its exit status is non-zero on any error or wrong byte.
@@ -106,11 +108,15 @@ sleep 20
 sample end
 read -r _ END_RSS _ END_THREADS END_FDS _ < <(tail -1 "$OUT/samples.csv" | tr ',' ' ')
 HEALTH=$(curl -s "http://127.0.0.1:$HTTP/actuator/health")
+threads_by_name >"$OUT/threads-end.txt"
+INSTANCES=$(curl -s "http://127.0.0.1:$HTTP/instances")
 
 echo "== soak: ${DURATION}s, pool $POOL, $(wc -l <"$OUT/killed.txt" 2>/dev/null || echo 0) clients SIGKILLed"
 tail -12 "$OUT/soak.log"
 echo "server rss KiB ${BASE_RSS} -> ${END_RSS}, threads ${BASE_THREADS} -> ${END_THREADS}, fds ${BASE_FDS} -> ${END_FDS}"
 echo "health: $HEALTH"
+echo "instances still registered: $INSTANCES" | cut -c1-400
+echo "threads by name, start -> end:"; diff "$OUT/threads-start.txt" "$OUT/threads-end.txt" || true
 column -s, -t <"$OUT/samples.csv"
 FAIL=0
 [[ $MAIN_RC -eq 0 ]] || { echo "FAIL: the verifying client exited $MAIN_RC (errors or wrong bytes)"; FAIL=1; }

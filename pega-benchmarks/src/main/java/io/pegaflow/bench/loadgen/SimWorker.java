@@ -1,9 +1,13 @@
 package io.pegaflow.bench.loadgen;
 
 import com.google.protobuf.ByteString;
+import io.grpc.CallOptions;
+import io.grpc.ClientCall;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.grpc.stub.ClientCalls;
+import io.grpc.stub.StreamObserver;
 import io.pegaflow.proto.EngineGrpc;
 import io.pegaflow.proto.LeaseLoad;
 import io.pegaflow.proto.LoadRequest;
@@ -14,6 +18,8 @@ import io.pegaflow.proto.RegisterContextRequest;
 import io.pegaflow.proto.ReleaseRequest;
 import io.pegaflow.proto.SaveLayer;
 import io.pegaflow.proto.SaveRequest;
+import io.pegaflow.proto.SessionEvent;
+import io.pegaflow.proto.SessionRequest;
 import io.pegaflow.proto.UnregisterRequest;
 import io.pegaflow.sys.Posix;
 import io.pegaflow.testkit.LoadStateShm;
@@ -53,6 +59,7 @@ final class SimWorker implements AutoCloseable {
     private final int deviceBlocks;
     private final long blockBytes;
     private long requestCounter;
+    private ClientCall<SessionRequest, SessionEvent> session; // null until register() opened it
 
     SimWorker(
             String instanceId,
@@ -95,8 +102,39 @@ final class SimWorker implements AutoCloseable {
         return stub.withDeadlineAfter(options.rpcTimeout().toNanos(), TimeUnit.NANOSECONDS);
     }
 
+    /**
+     * Opens the instance's Session stream, as the connector's scheduler does: when this process dies the stream breaks
+     * and the server ends the instance, releasing its mappings and lane threads (the soak kills clients on purpose).
+     */
+    private void openSession() {
+        ClientCall<SessionRequest, SessionEvent> call =
+                channel.newCall(EngineGrpc.getSessionMethod(), CallOptions.DEFAULT);
+        ClientCalls.asyncServerStreamingCall(
+                call,
+                SessionRequest.newBuilder()
+                        .setInstanceId(instanceId)
+                        .setNamespace(options.namespace())
+                        .setTpSize(1)
+                        .setWorldSize(1)
+                        .build(),
+                new StreamObserver<SessionEvent>() {
+                    @Override
+                    public void onNext(SessionEvent event) {}
+
+                    @Override
+                    public void onError(Throwable t) {}
+
+                    @Override
+                    public void onCompleted() {}
+                });
+        session = call;
+    }
+
     /** RegisterContextBatch with every layer. */
     void register() {
+        if (session == null) {
+            openSession();
+        }
         RegisterContextRequest.Builder r = RegisterContextRequest.newBuilder()
                 .setInstanceId(instanceId)
                 .setNamespace(options.namespace())
@@ -327,6 +365,10 @@ final class SimWorker implements AutoCloseable {
 
     @Override
     public void close() {
+        ClientCall<SessionRequest, SessionEvent> open = session;
+        if (open != null) {
+            open.cancel("worker closed", null);
+        }
         device.close();
     }
 }
