@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 
 /**
  * A metaserver and two pega-servers of the packaged jars, each server at its own {@link Site}, the metaserver at site
@@ -58,14 +59,15 @@ final class TwoNodeCluster implements AutoCloseable {
         this.localMetaHttp = siteA.dial(siteA.address(), metaHttp);
     }
 
-    /** Starts the metaserver, then both servers with {@code serverArgs} added to each one's command line. */
-    static TwoNodeCluster start(Path dir, Site siteA, Site siteB, List<String> serverArgs) throws IOException {
+    /** Starts the metaserver, then both servers, each with {@code serverArgs} of its site added to its command line. */
+    static TwoNodeCluster start(Path dir, Site siteA, Site siteB, Function<Site, List<String>> serverArgs)
+            throws IOException {
         int[] ports = ChildJvm.freePorts(6);
         TwoNodeCluster cluster = new TwoNodeCluster(dir, siteA, siteB, ports[0], ports[1]);
         try {
             cluster.metaserver = cluster.startMetaserver();
-            cluster.a = cluster.startServer("node-a", siteA, ports[2], ports[3], serverArgs);
-            cluster.b = cluster.startServer("node-b", siteB, ports[4], ports[5], serverArgs);
+            cluster.a = cluster.startServer("node-a", siteA, ports[2], ports[3], serverArgs.apply(siteA));
+            cluster.b = cluster.startServer("node-b", siteB, ports[4], ports[5], serverArgs.apply(siteB));
             return cluster;
         } catch (IOException | RuntimeException | Error e) {
             cluster.close();
@@ -162,7 +164,13 @@ final class TwoNodeCluster implements AutoCloseable {
     /** The logs of every process, for a failure message. */
     String logs() {
         StringBuilder out = new StringBuilder();
-        for (ChildJvm child : List.of(metaserver, a.process(), b.process())) {
+        List<ChildJvm> children = new ArrayList<>();
+        for (Object o : open) {
+            if (o instanceof ChildJvm child) {
+                children.add(child);
+            }
+        }
+        for (ChildJvm child : children) {
             out.append("\n--- ")
                     .append(child.log().getFileName())
                     .append(" ---\n")

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
  * The two nodes in two network namespaces joined by a veth pair, each on its own non-loopback address: everything
  * between them crosses a real network stack. Skipped, with the reason, where this process may not make namespaces.
  */
-class NamespaceNetworkIT extends TwoNodeNetworkContract {
+class P2pNamespaceIT extends P2pClusterContract {
     private NamespacePair pair;
 
     @Override
