@@ -34,19 +34,24 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * What two pega-servers and a metaserver at two sites see of each other, run once per kind of site: both nodes
- * register with the metaserver under their own addresses, and a client at one site reaches the other's gRPC port.
- * One set of processes per class (they take most of the time on a 2-core CI machine).
+ * Two pega-servers with the transfer engine on (UCX over TCP on their site's device) and a metaserver, at two sites,
+ * run once per kind of site: both nodes register with the metaserver under their own addresses and reach each other's
+ * gRPC port; node a's P2P RPCs, called from node b's site, refuse a peer that disagrees on the connections per peer
+ * and garbage metadata, and let a transfer lock nobody releases expire and give its blocks back. One set of processes
+ * per class (they take most of the time on a 2-core CI machine).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
-abstract class P2pClusterContract {
+abstract class P2pClusterContract implements RemotePrefetchCases {
     static final Duration WAIT = Duration.ofSeconds(60);
 
     @TempDir
@@ -76,6 +81,7 @@ abstract class P2pClusterContract {
      */
     static List<String> serverArgs(Site site) {
         return List.of(
+                "--pega.pool.size=96MB",
                 "--pega.rdma.enabled=true",
                 "--pega.rdma.nics=" + site.device(),
                 "--pega.rdma.transports=tcp",
@@ -89,6 +95,11 @@ abstract class P2pClusterContract {
     void startCluster() throws IOException {
         List<Site> sites = sites();
         cluster = TwoNodeCluster.start(dir, sites.get(0), sites.get(1), P2pClusterContract::serverArgs);
+    }
+
+    @Override
+    public TwoNodeCluster cluster() {
+        return cluster;
     }
 
     @AfterAll

@@ -22,7 +22,7 @@ import java.util.function.Function;
 /**
  * A metaserver and two pega-servers of the packaged jars, each server at its own {@link Site}, the metaserver at site
  * a's address (so node b reaches it, and node a, across the network between them). Every server binds its gRPC and
- * HTTP listeners to its site's address only, advertises that address to the metaserver, and runs with UCX held to
+ * HTTP listeners to its site's address only (its pool size and the rest come from the caller), advertises that address to the metaserver, and runs with UCX held to
  * TCP on its site's device. The test reaches each process through {@link Site#dial(String, int)}.
  */
 final class TwoNodeCluster implements AutoCloseable {
@@ -117,7 +117,6 @@ final class TwoNodeCluster implements AutoCloseable {
                 "--spring.grpc.server.port=" + grpcPort,
                 "--server.address=" + site.address(),
                 "--server.port=" + httpPort,
-                "--pega.pool.size=96MB",
                 "--pega.device.backend=host",
                 "--pega.metaserver.addr=" + siteA.address() + ":" + metaGrpc,
                 "--pega.metaserver.advertise-addr=" + site.address() + ":" + grpcPort,
