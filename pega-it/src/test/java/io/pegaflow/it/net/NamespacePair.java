@@ -14,7 +14,8 @@ import java.util.regex.Pattern;
  * and each has its own loopback up. A process in one reaches the other only through the veth, so traffic between
  * them crosses a real network stack: ARP, routing, TCP over a device that is not {@code lo}.
  *
- * <p>Names carry this JVM's pid ({@code pgit-<pid>-<n>-a}, veth {@code pgv<pid>s<n>a}), which is how
+ * <p>Names carry this JVM's pid ({@code pgit-<pid>-<n>-a}, veth {@code pgv<pid>s<n>a}, the availability probe
+ * {@code pgit-<pid>-probe}), which is how
  * {@link #removeLeftovers()} tells the pairs of a crashed run (pid gone) from those of a run still going.
  * {@link #close()} deletes both namespaces, and with them the veth, exactly once; a shutdown hook does the same when
  * the JVM is stopped before the test's own cleanup runs.
@@ -23,7 +24,7 @@ public final class NamespacePair implements AutoCloseable {
     public static final String ADDRESS_A = "10.213.0.1";
     public static final String ADDRESS_B = "10.213.0.2";
     private static final String PREFIX = "pgit-";
-    private static final Pattern OURS = Pattern.compile("^pgit-(\\d+)-\\d+-[ab]\\b");
+    private static final Pattern OURS = Pattern.compile("^pgit-(\\d+)-(?:\\d+-[ab]|probe)\\b");
     private static final AtomicInteger SEQUENCE = new AtomicInteger();
 
     private final String a;

@@ -81,14 +81,20 @@ class NamespacePairIT {
     void shouldRemoveTheNamespacesOfADeadRunOnly() {
         long dead = deadPid();
         String crashed = "pgit-" + dead + "-1-a";
+        String crashedProbe = "pgit-" + dead + "-probe";
         NamespacePair live = NamespacePair.create();
         CommandLine.runOrThrow("ip", "netns", "add", crashed);
+        CommandLine.runOrThrow("ip", "netns", "add", crashedProbe);
         try {
             List<String> removed = NamespacePair.removeLeftovers();
-            assertThat(removed).contains(crashed).doesNotContain(live.namespaceA(), live.namespaceB());
-            assertThat(namespaces()).doesNotContain(crashed).contains(live.namespaceA());
+            assertThat(removed).contains(crashed, crashedProbe).doesNotContain(live.namespaceA(), live.namespaceB());
+            assertThat(namespaces())
+                    .doesNotContain(crashed)
+                    .doesNotContain(crashedProbe)
+                    .contains(live.namespaceA());
         } finally {
             CommandLine.run(List.of("ip", "netns", "del", crashed));
+            CommandLine.run(List.of("ip", "netns", "del", crashedProbe));
             live.close();
         }
     }
