@@ -1,11 +1,13 @@
 package io.pegaflow.server.ssd;
 
 import io.pegaflow.core.ssd.ShardStatus;
+import io.pegaflow.core.ssd.SsdErrorKind;
 import io.pegaflow.core.ssd.SsdStore;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.health.contributor.Status;
@@ -44,10 +46,13 @@ public class SsdHealthIndicator implements HealthIndicator {
             if (s.healthy()) {
                 healthy++;
             } else {
-                d.put("reason", s.failureKind().label());
-                d.put("detail", s.failureDetail());
-                failures.add("shard " + s.id() + " (" + s.path() + "): "
-                        + s.failureKind().label() + ": " + s.failureDetail());
+                // set for every unhealthy shard (written before healthy turns false); null only for healthy ones
+                SsdErrorKind kind = s.failureKind();
+                String reason = kind == null ? "unknown" : kind.label();
+                String detail = Objects.requireNonNullElse(s.failureDetail(), "");
+                d.put("reason", reason);
+                d.put("detail", detail);
+                failures.add("shard " + s.id() + " (" + s.path() + "): " + reason + ": " + detail);
             }
             details.add(d);
         }

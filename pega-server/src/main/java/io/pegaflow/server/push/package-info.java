@@ -1,0 +1,5 @@
+/** Null-marked: types are non-null unless written {@code @Nullable} (docs/java-quality.md, NullAway). */
+@NullMarked
+package io.pegaflow.server.push;
+
+import org.jspecify.annotations.NullMarked;
