@@ -86,7 +86,8 @@ class ArchitectureTest {
                         "io.pegaflow.server.internode..",
                         "io.pegaflow.server.ssd..",
                         "io.pegaflow.server.metrics..",
-                        "io.pegaflow.server.transfer..")
+                        "io.pegaflow.server.transfer..",
+                        "io.pegaflow.server.state..")
                 .layer("config")
                 .definedBy("io.pegaflow.server.config..")
                 .whereLayer("edge")

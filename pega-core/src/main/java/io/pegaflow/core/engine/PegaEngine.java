@@ -87,6 +87,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
     private final Object detachLock = new Object();
 
     private volatile RestoreReport lastRestore = RestoreReport.NONE;
+    private volatile boolean retaining;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final EngineLimits limits;
     private final RegistrationBudget budget;
@@ -389,10 +390,13 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         return token;
     }
 
-    /** Ends a Session; tears the instance down when the token is still the current one. */
+    /**
+     * Ends a Session; tears the instance down when the token is still the current one. After
+     * {@link #retainRegistrations()} the instance's end is not journaled.
+     */
     public void closeSession(String instanceId, long token) {
         if (sessions.close(instanceId, token)) {
-            int removed = teardown(instanceId, true);
+            int removed = teardown(instanceId, !retaining);
             LOG.info("session of {} closed: instance {}", instanceId, removed < 0 ? "was not registered" : "removed");
         }
     }
@@ -521,6 +525,15 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
 
     public int sessionCount() {
         return sessions.size();
+    }
+
+    /**
+     * From now on a Session that ends leaves its instance in the journal. The server calls it when it begins to shut
+     * down: stopping the gRPC server cancels every Session stream, and those ends say nothing about the workers,
+     * which live on and are restored by the next start. Unregister still ends an instance for good.
+     */
+    public void retainRegistrations() {
+        retaining = true;
     }
 
     /** Restored instances that no Session has adopted yet. */

@@ -2,7 +2,7 @@ package io.pegaflow.core.engine;
 
 /**
  * Where the engine records the registrations it accepted and the instances it ended, so that a restarted server can
- * re-open them (docs/decisions/0010-restart-journal.md). The engine calls it under no lock of its own; an
+ * re-open them (docs/decisions/0010-restart.md). The engine calls it under no lock of its own; an
  * implementation serialises its calls.
  */
 public interface RegistrationLog {

@@ -306,6 +306,21 @@ class RestoreTest {
     }
 
     @Test
+    void shouldKeepTheJournalWhenSessionsEndBecauseTheServerShutsDown() {
+        TestShm m = memory();
+        Server s = start();
+        long token = s.engine.openSession("sessioned", "restore-ns", 1, 1);
+        s.engine.registerContextBatch(command("sessioned", m));
+
+        s.engine.retainRegistrations(); // the server begins to stop; its gRPC shutdown cancels every stream
+        s.engine.closeSession("sessioned", token);
+        assertThat(s.engine.instanceIds()).as("torn down here").isEmpty();
+        assertThat(s.backend.mappedObjects()).isZero();
+        assertThat(s.journal.instanceIds()).as("but kept for the next start").containsExactly("sessioned");
+        assertThat(restart().restore.restored()).containsExactly("sessioned");
+    }
+
+    @Test
     void shouldRefuseARegistrationThatCannotBeJournaledAndCloseItsMappings() {
         RegistrationLog failing = new RegistrationLog() {
             @Override

@@ -12,6 +12,7 @@ import io.pegaflow.core.engine.BlockIndexListener;
 import io.pegaflow.core.engine.EngineConfig;
 import io.pegaflow.core.engine.EngineContext;
 import io.pegaflow.core.engine.PegaEngine;
+import io.pegaflow.core.journal.RegistrationJournal;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
 import io.pegaflow.core.tier.BackingTier;
@@ -119,7 +120,8 @@ public class EngineConfiguration {
     /**
      * The engine. Tiers, spills, index listeners and customizers are whatever beans of those types exist, in
      * {@code @Order} (SSD contributes a tier and its store as a spill; the metaserver client is a listener; the remote
-     * tier comes after SSD).
+     * tier comes after SSD). With {@code pega.state.dir} the registration journal records what the engine accepts;
+     * the restore of what it held runs later, just before the gRPC port opens ({@code JournalRestore}).
      */
     // The shutdown log is destroyed after the engine, so its line says the pool is unmapped.
     @Bean(destroyMethod = "close")
@@ -129,12 +131,17 @@ public class EngineConfiguration {
             PinnedMemoryPool pool,
             PegaProperties p,
             LimitsProperties limits,
+            StateProperties state,
+            ObjectProvider<RegistrationJournal> journal,
             AgentGroup agents,
             ObjectProvider<AdmissionPolicy> admission,
             ObjectProvider<BackingTier> tiers,
             ObjectProvider<SealedBlockSpill> spills,
             ObjectProvider<BlockIndexListener> indexListeners,
             ObjectProvider<EngineCustomizer> customizers) {
+        // First: a journal that refuses the start (a newer format) does so before the backend opens; the pool bean's
+        // destroy method unmaps the pool then.
+        RegistrationJournal log = journal.getIfAvailable();
         DeviceBackend backend;
         try {
             int[] devices =
@@ -155,8 +162,12 @@ public class EngineConfiguration {
                 .backend(backend)
                 .clock(NanoClock.SYSTEM)
                 .limits(limits.toEngineLimits())
+                .detachedIdleTimeout(state.detachedIdleTimeout())
                 .agents(agents);
         admission.ifAvailable(context::admission);
+        if (log != null) {
+            context.registrationLog(log);
+        }
         try {
             customizers.orderedStream().forEach(c -> c.customize(context));
             tiers.orderedStream().forEach(context::tier);

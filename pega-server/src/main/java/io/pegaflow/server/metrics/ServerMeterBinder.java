@@ -44,6 +44,7 @@ public final class ServerMeterBinder implements MeterBinder {
         engine.ifPresent(e -> {
             bindPoolAndCache(meters, e);
             bindDataPath(meters, e);
+            bindRestore(meters, e);
         });
         ssd.ifPresent(store -> {
             bindSsdShards(meters, store);
@@ -104,6 +105,23 @@ public final class ServerMeterBinder implements MeterBinder {
         Timer load = m.timer(ServerMetric.PEGAFLOW_LOAD_DURATION);
         engine.bindDurations(
                 nanos -> save.record(nanos, TimeUnit.NANOSECONDS), nanos -> load.record(nanos, TimeUnit.NANOSECONDS));
+    }
+
+    /** Read at scrape time: the restore runs after the binder, just before the gRPC port opens. */
+    private static void bindRestore(CatalogMeters m, PegaEngine engine) {
+        m.gauge(
+                ServerMetric.PEGAFLOW_RESTORE_DURATION_SECONDS,
+                engine,
+                e -> e.lastRestore().nanos() / 1e9);
+        m.gauge(
+                ServerMetric.PEGAFLOW_RESTORED_INSTANCES,
+                engine,
+                e -> e.lastRestore().restored().size());
+        m.gauge(
+                ServerMetric.PEGAFLOW_RESTORE_DROPPED_INSTANCES,
+                engine,
+                e -> e.lastRestore().dropped().size());
+        m.gauge(ServerMetric.PEGAFLOW_DETACHED_INSTANCES, engine, PegaEngine::detachedCount);
     }
 
     private static void bindSsdShards(CatalogMeters m, SsdStore store) {

@@ -43,6 +43,14 @@ public enum ServerMetric implements MetricDescriptor {
     PEGAFLOW_INSTANCES(MetricType.GAUGE, "instances", "Registered instances"),
     PEGAFLOW_SESSIONS(MetricType.GAUGE, "sessions", "Open scheduler sessions"),
 
+    // Restart (docs/operations.md "Restarting the server"), with pega.state.dir
+    PEGAFLOW_RESTORE_DURATION_SECONDS(
+            MetricType.GAUGE, "seconds", "Time the start took to re-open the journaled registrations"),
+    PEGAFLOW_RESTORED_INSTANCES(MetricType.GAUGE, "instances", "Instances restored from the journal at start"),
+    PEGAFLOW_RESTORE_DROPPED_INSTANCES(
+            MetricType.GAUGE, "instances", "Journaled instances dropped at start because their memory was gone"),
+    PEGAFLOW_DETACHED_INSTANCES(MetricType.GAUGE, "instances", "Restored instances that no Session has adopted"),
+
     // Data path
     PEGAFLOW_SAVE_BYTES(MetricType.COUNTER, "bytes", "Padded bytes saved"),
     PEGAFLOW_SAVE_DURATION(

@@ -1,0 +1,6 @@
+/**
+ * Restarting the server without restarting its workers (issue 13): {@code pega.state.*}, the registration journal's
+ * bean, and the restore of journaled registrations that runs after the HTTP port and before the gRPC port opens. See
+ * docs/operations.md "Restarting the server" and docs/decisions/0010-restart.md.
+ */
+package io.pegaflow.server.state;
