@@ -15,8 +15,13 @@
 #      workers saving and loading at once (later modes: the layouts and the two workers only)  -> e2e-MODE.json
 #   4. prefix_e2e.py (first mode only): a 10k-token Qwen3-8B prefix, Save then Query + Load       -> prefix-MODE.json
 #   5. bandwidth.py: Qwen3-8B layouts, Save/Load/both vs torch's contiguous copy in the same run -> bandwidth-MODE.json
+#   then, with servers of its own:
+#   6. restart_e2e.py: a torch worker registered through CUDA IPC outlives a SIGKILLed pega-server; a new one on the
+#      same pega.state.dir and SSD shard restores it, and its next QueryPrefetch/Load are served from SSD byte-exact
+#      (first start, SIGKILL -> Health, restore, first QueryPrefetch, next Load times)     -> restart.json
 # Environment: PEGA_BUNDLE (bundle file), POOL_SIZE (default 32GB), GRPC_PORT (50055), HTTP_PORT (9091),
 #              MODES ("auto batch kernel per-range"), E2E_ONLY (scenario names, first mode), SKIP_JUNIT=1, SKIP_E2E=1, SKIP_PREFIX=1, SKIP_BANDWIDTH=1,
+#              SKIP_RESTART=1, RESTART_POOL_SIZE (4GB), RESTART_SSD_CAPACITY (1GB), RESTART_ONLY=1 (only steps 1 and 6),
 #              BACKEND=host + E2E_KIND=host (no-GPU dry run), JUNIT_CLASSES="fully.qualified.Test ..." (only those),
 #              JUNIT_JAVA_OPTS (e.g. -Dpega.gpu.tuning=1 for the copy tuning sweeps), SERVER_JAVA_OPTS
 #              (e.g. -Dpega.cuda.blockingSync=true), SERVER_ARGS (more --key=value), BANDWIDTH_ARGS (e.g.
@@ -37,6 +42,8 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 md="$report/report.md"
 scratch="$(mktemp -d /tmp/pega-gpu-run.XXXXXX)"   # logs already copied into report.md
 status=0
+# Only the environment and the restart step: no JUnit, no copy-mode servers.
+[[ "${RESTART_ONLY:-0}" == 1 ]] && { SKIP_JUNIT=1; MODES=" "; }
 step() { echo; echo "== $*"; echo "" >> "$md"; echo "## $*" >> "$md"; echo "" >> "$md"; }
 fence() { echo '```' >> "$md"; cat >> "$md"; echo '```' >> "$md"; }
 
@@ -166,6 +173,20 @@ PY
   stop_server "$mode"
   first=0
 done
+
+if [[ "${SKIP_RESTART:-0}" != 1 ]]; then
+  step "Restart under a live worker (restart_e2e.py: SIGKILL, restore from pega.state.dir, SSD warm)"
+  server_cp="$(tr ':' '\n' < "$bundle/server/classpath.txt" | sed "s|^|$bundle/server/|" | paste -sd:)"
+  [[ -d "$root/.carry/server-overlay" ]] && server_cp="$root/.carry/server-overlay:$server_cp"
+  (cd "$root" && timeout "${RESTART_TIMEOUT:-400}" python3 "$here/restart_e2e.py" --kind "${E2E_KIND:-cuda}" --backend "$backend" \
+     --server-cmd "$java -Xmx4g ${SERVER_JAVA_OPTS:-} -cp $server_cp $(cat "$bundle/server/main-class.txt")" \
+     --server-args="${SERVER_ARGS:-}" --grpc-port "$grpc_port" --http-port "$http_port" --ssd-capacity "${RESTART_SSD_CAPACITY:-1GB}" \
+     --pool-size "${RESTART_POOL_SIZE:-4GB}" --log-dir "$report" --out "$report/restart.json") > "$scratch/restart.log" 2>&1
+  rc=$?
+  [[ $rc == 0 ]] || status=1
+  tail -40 "$scratch/restart.log" | fence
+  echo "(exit $rc; server logs: restart-server-1.log, restart-server-2.log)" >> "$md"
+fi
 
 echo "" >> "$md"
 echo "Overall: $([[ $status == 0 ]] && echo PASS || echo FAIL)" >> "$md"
