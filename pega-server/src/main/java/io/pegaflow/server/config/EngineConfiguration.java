@@ -102,7 +102,10 @@ public class EngineConfiguration {
                 c.kernelMaxLaunchBytes().toBytes(),
                 c.kernelBelow().toBytes(),
                 c.serializeBelow().toBytes(),
-                c.batchMaxRanges());
+                c.batchMaxRanges(),
+                c.batchSubmitters(),
+                c.splitBelow().toBytes(),
+                c.splitMinRanges());
     }
 
     /**

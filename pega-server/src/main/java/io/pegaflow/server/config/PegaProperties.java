@@ -92,6 +92,9 @@ public record PegaProperties(
      * @param serializeBelow batched plans whose mean range is smaller take turns with the device's other lane (0:
      *     never)
      * @param batchMaxRanges ranges per {@code cuMemcpyBatchAsync} call at most
+     * @param batchSubmitters threads, each with its own stream, that issue one large batched plan of small ranges
+     * @param splitBelow a batched plan is split over the submitters only when its mean range is smaller (0: never)
+     * @param splitMinRanges and only when it has at least this many ranges
      */
     public record Cuda(
             @NotNull
@@ -103,7 +106,10 @@ public record PegaProperties(
             @NotNull @DefaultValue("64MB") DataSize kernelMaxLaunchBytes,
             @NotNull @DefaultValue("0B") DataSize kernelBelow,
             @NotNull @DefaultValue("0B") DataSize serializeBelow,
-            @Min(1) @DefaultValue("256") int batchMaxRanges) {}
+            @Min(1) @DefaultValue("256") int batchMaxRanges,
+            @Min(1) @Max(8) @DefaultValue("2") int batchSubmitters,
+            @NotNull @DefaultValue("128KB") DataSize splitBelow,
+            @Min(2) @DefaultValue("2048") int splitMinRanges) {}
 
     /**
      * RAM index policy ({@code pega.cache.*}).

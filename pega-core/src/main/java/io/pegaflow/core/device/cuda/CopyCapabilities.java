@@ -76,7 +76,12 @@ final class CopyCapabilities implements AutoCloseable {
                     "cuda device {}: copy mode {}: {}, {}",
                     ordinal,
                     config.mode().key(),
-                    batch ? "cuMemcpyBatchAsync up to " + config.batchMaxRanges() + " ranges per call" : "per range",
+                    batch
+                            ? "cuMemcpyBatchAsync up to " + config.batchMaxRanges() + " ranges per call, "
+                                    + config.batchSubmitters() + " submitting threads for plans of >= "
+                                    + config.splitMinRanges() + " ranges below " + (config.splitBelowBytes() >> 10)
+                                    + " KiB"
+                            : "per range",
                     kernelText);
         }
     }

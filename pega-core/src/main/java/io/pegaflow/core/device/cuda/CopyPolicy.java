@@ -46,6 +46,22 @@ final class CopyPolicy {
                 && shape.meanRangeBytes() < config.serializeBelowBytes();
     }
 
+    /**
+     * How many threads issue a batched plan of this shape, each on its own stream: {@code pega.cuda.batch-submitters}
+     * for plans of at least {@code pega.cuda.split-min-ranges} ranges whose mean is below {@code pega.cuda.split-below}
+     * (where one thread's descriptor time, not the link, is the limit), never more than the plan has whole calls; 1
+     * for everything else.
+     */
+    int submitters(CopyMode method, PlanShape shape) {
+        if (method != CopyMode.BATCH
+                || config.batchSubmitters() < 2
+                || shape.ranges() < config.splitMinRanges()
+                || shape.meanRangeBytes() >= config.splitBelowBytes()) {
+            return 1;
+        }
+        return BatchSplit.parts(shape.ranges(), config.batchMaxRanges(), config.batchSubmitters());
+    }
+
     private CopyMode auto(PlanShape shape) {
         if (shape.ranges() < MIN_BATCH_RANGES) {
             return CopyMode.PER_RANGE;

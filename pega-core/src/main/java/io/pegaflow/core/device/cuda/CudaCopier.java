@@ -8,9 +8,16 @@ import io.pegaflow.sys.cuda.Cuda;
 import io.pegaflow.sys.cuda.CudaBatchCopy;
 import io.pegaflow.sys.cuda.CudaException;
 import io.pegaflow.sys.cuda.CudaModules;
+import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Lock;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,13 +28,17 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Each plan takes one method ({@link CopyPolicy}): one {@code cuMemcpy*Async} per range, {@code cuMemcpyBatchAsync}
  * calls issued back to back, or the copy kernel's launches after one descriptor upload. Then one event record and
- * synchronize (spec/engine-api.md §3.4), so a call returns only after every byte has landed. On a failed enqueue the
- * stream is drained before the error returns, so no copy of the plan is still writing when the caller frees or reuses
- * its memory. Small batched plans can be made to take turns with the device's other lanes
+ * synchronize (spec/engine-api.md §3.4), so a call returns only after every byte has landed. A large batched plan of
+ * small ranges is split over the lane's submitting threads ({@code pega.cuda.batch-submitters}), each issuing its
+ * slice of the calls on its own stream: one thread cannot issue descriptors fast enough to fill the link below about
+ * 64 KiB, two can (docs/gpu.md "Submitting threads"). The plan is complete when every stream's event is. On a failed
+ * enqueue every stream the plan used is drained before the error returns, so no copy of the plan is still writing
+ * when the caller frees or reuses its memory. Small batched plans can be made to take turns with the device's other lanes
  * ({@code pega.cuda.serialize-below}).
  *
  * <p>Thread model: {@link #copyToHost} runs only on the save lane thread and {@link #copyToDevice} only on the load
- * lane thread (the {@link DeviceCopier} contract), so each lane's fields are confined to one thread; {@link #close}
+ * lane thread (the {@link DeviceCopier} contract), so each lane's fields are confined to one thread; a lane's helper
+ * submitters touch only their own slice, handed over and returned through their executor's futures; {@link #close}
  * runs after both lanes have drained.
  */
 final class CudaCopier implements DeviceCopier {
@@ -76,6 +87,7 @@ final class CudaCopier implements DeviceCopier {
         }
         PlanShape shape = PlanShape.of(plan);
         CopyMode method = policy.choose(shape);
+        int parts = policy.submitters(method, shape);
         boolean turn = policy.serialize(method, shape);
         Lock gate = device.copyGate.readLock();
         gate.lock();
@@ -86,7 +98,11 @@ final class CudaCopier implements DeviceCopier {
             try {
                 Cuda.ctxSetCurrent(device.ctx);
                 lane.ensure();
-                copy(lane, plan, toHost, method);
+                if (parts > 1) {
+                    copySplit(lane, plan, parts);
+                } else {
+                    copy(lane, plan, toHost, method);
+                }
             } finally {
                 if (turn) {
                     device.copyTurn.unlock();
@@ -163,23 +179,108 @@ final class CudaCopier implements DeviceCopier {
         int max = config.batchMaxRanges();
         long base = lane.buffers.host(BatchDescriptors.bytesFor(n));
         BatchDescriptors.write(plan, BATCH_FLAGS, base);
-        long dsts = BatchDescriptors.dsts(base);
-        long srcs = BatchDescriptors.srcs(base, n);
-        long sizes = BatchDescriptors.sizes(base, n);
         int calls = BatchDescriptors.calls(n, max);
         lane.steps = calls;
         for (int c = 0; c < calls; c++) {
-            long at = 8L * BatchDescriptors.callStart(c, max);
-            CudaBatchCopy.memcpyBatchAsync(
-                    dsts + at,
-                    srcs + at,
-                    sizes + at,
-                    BatchDescriptors.callLength(c, n, max),
-                    BatchDescriptors.attributes(base),
-                    BatchDescriptors.attributeIndices(base),
-                    1,
-                    lane.stream);
+            batchCall(base, n, max, c, lane.stream);
             lane.step = c + 1;
+        }
+    }
+
+    /** Call {@code c} of a plan of {@code n} ranges whose descriptors are at {@code base}, enqueued on {@code stream}. */
+    private void batchCall(long base, int n, int max, int c, long stream) {
+        long at = 8L * BatchDescriptors.callStart(c, max);
+        // The test seam's fault: no attributes for the call's copies, which the driver refuses before enqueueing any.
+        int attributes = device.batchCallFault.compareAndSet(c, -1) ? 0 : 1;
+        CudaBatchCopy.memcpyBatchAsync(
+                BatchDescriptors.dsts(base) + at,
+                BatchDescriptors.srcs(base, n) + at,
+                BatchDescriptors.sizes(base, n) + at,
+                BatchDescriptors.callLength(c, n, max),
+                BatchDescriptors.attributes(base),
+                BatchDescriptors.attributeIndices(base),
+                attributes,
+                stream);
+    }
+
+    /**
+     * A batched plan split over {@code parts} submitters: the descriptors are written once, slice 0 is issued by the
+     * lane thread and the others by the lane's helpers at the same time, each on its own stream. Returns when every
+     * stream's event has completed; on a failure, only after every slice has stopped issuing and every stream is
+     * drained.
+     */
+    private void copySplit(Lane lane, RangePlan plan, int parts) {
+        int n = plan.size();
+        int max = config.batchMaxRanges();
+        long base = lane.buffers.host(BatchDescriptors.bytesFor(n));
+        BatchDescriptors.write(plan, BATCH_FLAGS, base);
+        int calls = BatchDescriptors.calls(n, max);
+        lane.ensureSubmitters(parts);
+        Future<?>[] pending = new Future<?>[parts];
+        for (int s = 0; s < parts; s++) {
+            lane.slices[s].assign(
+                    base, n, max, BatchSplit.firstCall(s, parts, calls), BatchSplit.firstCall(s + 1, parts, calls));
+        }
+        for (int s = 1; s < parts; s++) {
+            pending[s] = lane.helpers().submit(lane.slices[s]);
+        }
+        lane.slices[0].run();
+        for (int s = 1; s < parts; s++) {
+            awaitUninterruptibly(pending[s], lane.slices[s]);
+        }
+        Slice failed = null;
+        for (int s = 0; s < parts && failed == null; s++) {
+            if (lane.slices[s].failure != null) {
+                failed = lane.slices[s];
+            }
+        }
+        if (failed == null) {
+            try {
+                for (int s = 0; s < parts; s++) {
+                    Cuda.eventSynchronize(lane.events[s]);
+                }
+                return;
+            } catch (CudaException e) {
+                failed = lane.slices[0];
+                failed.failure = e;
+                failed.failedCall = calls;
+            }
+        }
+        RuntimeException e = failed.failure;
+        for (int s = 0; s < parts; s++) {
+            try {
+                Cuda.streamSynchronize(lane.streams[s]);
+            } catch (CudaException drain) {
+                e.addSuppressed(drain);
+            }
+        }
+        throw EngineException.storage(
+                "batch copy failed on device " + device.ordinal + " (" + lane.name + ", batch call "
+                        + failed.failedCall + " of " + calls + ", submitter " + (failed.index + 1) + " of " + parts
+                        + "): " + e.getMessage(),
+                e);
+    }
+
+    /**
+     * Waits for a helper's slice without a deadline, like the event synchronize after it: returning earlier would let
+     * the caller free memory that copies the helper is still issuing will write. An interrupt is kept for later.
+     */
+    private static void awaitUninterruptibly(Future<?> f, Slice slice) {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                f.get();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            } catch (ExecutionException e) {
+                // Slice.run catches CudaException; anything else is a bug, reported as the slice's failure.
+                slice.failure = new IllegalStateException("submitter failed", e.getCause());
+                break;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -229,7 +330,64 @@ final class CudaCopier implements DeviceCopier {
         load.destroy();
     }
 
-    /** One direction's stream, event and descriptor buffers; created by, and afterwards used only by, the lane thread. */
+    /**
+     * One submitter's share of a split plan: calls {@code [first, end)}, issued on its own stream and followed by its
+     * own event. Assigned by the lane thread before it is handed over; its results are read after its future
+     * completes.
+     */
+    private final class Slice implements Runnable {
+        final int index;
+        final long stream;
+        final long event;
+        long base;
+        int ranges;
+        int max;
+        int first;
+        int end;
+
+        @Nullable
+        RuntimeException failure;
+
+        int failedCall;
+
+        Slice(int index, long stream, long event) {
+            this.index = index;
+            this.stream = stream;
+            this.event = event;
+        }
+
+        void assign(long base, int ranges, int max, int first, int end) {
+            this.base = base;
+            this.ranges = ranges;
+            this.max = max;
+            this.first = first;
+            this.end = end;
+            this.failure = null;
+            this.failedCall = -1;
+        }
+
+        @Override
+        public void run() {
+            int c = first;
+            try {
+                if (index > 0) {
+                    Cuda.ctxSetCurrent(device.ctx);
+                }
+                for (; c < end; c++) {
+                    batchCall(base, ranges, max, c, stream);
+                }
+                Cuda.eventRecord(event, stream);
+            } catch (RuntimeException e) {
+                failure = e;
+                failedCall = c;
+            }
+        }
+    }
+
+    /**
+     * One direction's streams, events, submitters and descriptor buffers; created by, and afterwards used only by, the
+     * lane thread (a helper touches only the slice it was handed).
+     */
     private final class Lane {
         final String name;
         final LaneBuffers buffers = new LaneBuffers();
@@ -237,6 +395,12 @@ final class CudaCopier implements DeviceCopier {
         long event;
         int step;
         int steps;
+        /** Stream and event of each submitter; index 0 is the lane's own. */
+        long[] streams = new long[0];
+
+        long[] events = new long[0];
+        Slice[] slices = new Slice[0];
+        private @Nullable ExecutorService helpers;
 
         Lane(String name) {
             this.name = name;
@@ -245,16 +409,67 @@ final class CudaCopier implements DeviceCopier {
         void ensure() {
             if (stream == 0) {
                 stream = Cuda.streamCreate(Cuda.CU_STREAM_NON_BLOCKING);
-                event = Cuda.eventCreate(Cuda.CU_EVENT_DISABLE_TIMING
-                        | (CudaDeviceBackend.BLOCKING_SYNC ? Cuda.CU_EVENT_BLOCKING_SYNC : 0));
+                event = newEvent();
             }
         }
 
+        private long newEvent() {
+            return Cuda.eventCreate(
+                    Cuda.CU_EVENT_DISABLE_TIMING | (CudaDeviceBackend.BLOCKING_SYNC ? Cuda.CU_EVENT_BLOCKING_SYNC : 0));
+        }
+
+        /** Streams, events and slices for {@code parts} submitters, the lane's own stream first. */
+        void ensureSubmitters(int parts) {
+            while (slices.length < parts) {
+                int s = slices.length;
+                long st = s == 0 ? stream : Cuda.streamCreate(Cuda.CU_STREAM_NON_BLOCKING);
+                long ev;
+                try {
+                    ev = s == 0 ? event : newEvent();
+                } catch (CudaException e) {
+                    if (s > 0) {
+                        Cuda.streamDestroy(st);
+                    }
+                    throw e;
+                }
+                streams = Arrays.copyOf(streams, s + 1);
+                events = Arrays.copyOf(events, s + 1);
+                slices = Arrays.copyOf(slices, s + 1);
+                streams[s] = st;
+                events[s] = ev;
+                slices[s] = new Slice(s, st, ev);
+            }
+        }
+
+        ExecutorService helpers() {
+            ExecutorService h = helpers;
+            if (h == null) {
+                AtomicInteger n = new AtomicInteger();
+                h = Executors.newFixedThreadPool(config.batchSubmitters() - 1, r -> {
+                    Thread t = new Thread(r, "cuda" + device.ordinal + "-" + name + "-submit-" + n.incrementAndGet());
+                    t.setDaemon(true);
+                    return t;
+                });
+                helpers = h;
+            }
+            return h;
+        }
+
         void destroy() {
+            ExecutorService h = helpers;
+            if (h != null) {
+                h.shutdown();
+                helpers = null;
+            }
             if (stream == 0) {
                 return;
             }
             try {
+                for (int s = 1; s < streams.length; s++) {
+                    Cuda.streamSynchronize(streams[s]);
+                    Cuda.eventDestroy(events[s]);
+                    Cuda.streamDestroy(streams[s]);
+                }
                 Cuda.streamSynchronize(stream);
                 buffers.close();
                 Cuda.eventDestroy(event);
@@ -264,6 +479,9 @@ final class CudaCopier implements DeviceCopier {
             }
             stream = 0;
             event = 0;
+            streams = new long[0];
+            events = new long[0];
+            slices = new Slice[0];
         }
     }
 }

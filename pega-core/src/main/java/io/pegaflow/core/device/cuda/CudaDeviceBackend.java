@@ -352,6 +352,14 @@ public final class CudaDeviceBackend implements DeviceBackend {
         device(deviceId).kernelLaunchFault.set(launchIndex);
     }
 
+    /**
+     * Test seam for the batch's failure path: call number {@code callIndex} (0-based, in plan order) of the next
+     * batched plan on this device is issued without attributes, which the driver refuses. Fires once.
+     */
+    void failBatchCall(int deviceId, int callIndex) {
+        device(deviceId).batchCallFault.set(callIndex);
+    }
+
     @Override
     public void close() {
         if (!closed.compareAndSet(false, true)) {
@@ -408,6 +416,8 @@ public final class CudaDeviceBackend implements DeviceBackend {
         final ReentrantLock copyTurn = new ReentrantLock();
         /** Test seam ({@link #failKernelLaunch}): launch index of the next kernel plan to fail, -1 for none. */
         final AtomicInteger kernelLaunchFault = new AtomicInteger(-1);
+        /** Test seam ({@link #failBatchCall}): call index of the next batched plan to fail, -1 for none. */
+        final AtomicInteger batchCallFault = new AtomicInteger(-1);
         /** Keyed by the handle's hex. */
         final MappingCache<String, Mapping> mappings = new MappingCache<>(this::open, this::unmap);
 

@@ -74,6 +74,8 @@ class CudaCopyBenchGpuTest {
                                     backend.copyCapabilities(0).batch,
                                     backend.copyCapabilities(0).kernel != null)
                             .choose(PlanShape.of(save));
+                    int submitters = new CopyPolicy(CudaCopyConfig.defaults(), true, true)
+                            .submitters(picked, PlanShape.of(save));
                     for (CopyMode mode : CopyMode.values()) {
                         try (DeviceCopier c = backend.openCopier(0, config(mode))) {
                             double d2h = bench.save(c, save, RUNS);
@@ -87,7 +89,9 @@ class CudaCopyBenchGpuTest {
                                     contiguous[0],
                                     contiguous[1],
                                     contiguous[2],
-                                    mode == CopyMode.AUTO ? "auto (" + picked.key() + ")" : mode.key(),
+                                    mode == CopyMode.AUTO
+                                            ? "auto (" + picked.key() + ", " + submitters + " submitters)"
+                                            : mode.key(),
                                     d2h,
                                     d2h / contiguous[0],
                                     h2d,
@@ -104,6 +108,89 @@ class CudaCopyBenchGpuTest {
                 Cuda.memFree(devB);
             }
             assertThat(host.get(0)).isEqualTo((byte) 0x5a);
+        }
+        CopyBench.report(out);
+    }
+
+    /**
+     * The batch issued by 1, 2 and 3 submitting threads (decision 0015) against the contiguous copy, for the Qwen3-8B
+     * workloads from 16 KiB to 256 KiB: Save, Load into scattered ids, both at once. The split is forced here
+     * whatever the range size, so the table also shows where it stops mattering.
+     */
+    @Test
+    void batchSubmittersAgainstTheContiguousCopy() throws Exception {
+        assumeTrue(CudaDeviceBackend.isAvailable(), "no CUDA driver or GPU");
+        CopyWorkload[] all = CopyWorkload.qwen3_8b();
+        CopyWorkload[] workloads = {all[1], all[2], all[3], all[4]};
+        long most =
+                Arrays.stream(workloads).mapToLong(CopyWorkload::bytes).max().orElseThrow();
+        List<String> out = new ArrayList<>();
+        out.add("### Batch submitters against the contiguous copy (Java copier, no gRPC; 36 layers, scattered ids)");
+        out.add("");
+        out.add("GB/s, median of " + RUNS + " (both at once: of 3); ratio = to the contiguous copy of the same bytes,"
+                + " measured just before; calls of " + CudaCopyConfig.defaults().batchMaxRanges() + " ranges.");
+        out.add("");
+        out.add("| workload | ranges | contiguous D2H / H2D / both | submitters | Save D2H | ratio | Load H2D | ratio "
+                + "| both at once | ratio |");
+        out.add("|---|---|---|---|---|---|---|---|---|---|");
+        try (GpuHostBuffer host = new GpuHostBuffer(2 * most);
+                CudaDeviceBackend backend = CudaDeviceBackend.create(new int[] {0}, List.of(host.region()));
+                CopyBench bench = new CopyBench()) {
+            bind(backend);
+            long devA = Cuda.memAlloc(2 * most);
+            long devB = Cuda.memAlloc(2 * most);
+            try {
+                Cuda.memsetD8(devA, 0x5a, 2 * most);
+                for (CopyWorkload w : workloads) {
+                    RangePlan save = w.plan(devA, host.address, 7);
+                    RangePlan load = w.plan(devB, host.address + most, 9).reversed();
+                    double[] contiguous;
+                    try (DeviceCopier one = backend.openCopier(0, config(CopyMode.PER_RANGE))) {
+                        RangePlan up = CopyBench.oneRange(devA, host.address, w.bytes());
+                        RangePlan down = CopyBench.oneRange(devB, host.address + most, w.bytes());
+                        contiguous = new double[] {
+                            bench.save(one, up, RUNS), bench.load(one, down, RUNS), bench.both(one, up, down, 3)
+                        };
+                    }
+                    for (int n = 1; n <= 3; n++) {
+                        CudaCopyConfig d = CudaCopyConfig.defaults();
+                        CudaCopyConfig c = new CudaCopyConfig(
+                                CopyMode.BATCH,
+                                d.kernelMaxCtas(),
+                                d.kernelMaxLaunchBytes(),
+                                0,
+                                0,
+                                d.batchMaxRanges(),
+                                n,
+                                Long.MAX_VALUE,
+                                2);
+                        try (DeviceCopier copier = backend.openCopier(0, c)) {
+                            double d2h = bench.save(copier, save, RUNS);
+                            double h2d = bench.load(copier, load, RUNS);
+                            double both = bench.both(copier, save, load, 3);
+                            out.add(String.format(
+                                    "| %s | %d | %.1f / %.1f / %.1f | %d | %.1f | %.2f | %.1f | %.2f | %.1f | %.2f |",
+                                    w.name(),
+                                    save.size(),
+                                    contiguous[0],
+                                    contiguous[1],
+                                    contiguous[2],
+                                    n,
+                                    d2h,
+                                    d2h / contiguous[0],
+                                    h2d,
+                                    h2d / contiguous[1],
+                                    both,
+                                    both / contiguous[2]));
+                            assertThat(d2h).isPositive();
+                        }
+                    }
+                }
+            } finally {
+                bind(backend);
+                Cuda.memFree(devA);
+                Cuda.memFree(devB);
+            }
         }
         CopyBench.report(out);
     }

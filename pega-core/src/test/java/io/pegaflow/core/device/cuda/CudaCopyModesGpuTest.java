@@ -150,6 +150,70 @@ class CudaCopyModesGpuTest {
         }
     }
 
+    /** Submitters forced onto every plan of two whole calls or more, whatever its ranges' size. */
+    private static CudaCopyConfig split(int submitters) {
+        CudaCopyConfig d = CudaCopyConfig.defaults();
+        return new CudaCopyConfig(
+                CopyMode.BATCH,
+                d.kernelMaxCtas(),
+                d.kernelMaxLaunchBytes(),
+                0,
+                0,
+                d.batchMaxRanges(),
+                submitters,
+                Long.MAX_VALUE,
+                2);
+    }
+
+    @Test
+    void shouldCopyEveryCaseByteForByteSplitOverTwoAndThreeSubmitters() throws Exception {
+        for (int submitters : new int[] {2, 3}) {
+            try (DeviceCopier copier = backend.openCopier(0, split(submitters))) {
+                for (CopyCase c : CopyCase.all()) {
+                    save(copier, c, CopyMode.BATCH);
+                    load(copier, c, CopyMode.BATCH);
+                }
+                CopyCase up = CopyCase.scattered("save 4096 x 16 KiB", 4096, 16 << 10, 21);
+                CopyCase down = CopyCase.scattered("load 4096 x 32 KiB", 4096, 32 << 10, 22);
+                for (int round = 0; round < 3; round++) {
+                    host.fill(REGION, up.hostExtent() + 64, SAVE_FILL);
+                    bind();
+                    Cuda.memsetD8(dst, 0, REGION);
+                    RangePlan s = savePlan(up);
+                    RangePlan l = loadPlan(down);
+                    Future<?> a = saveLane.submit(() -> copier.copyToHost(s));
+                    Future<?> b = loadLane.submit(() -> copier.copyToDevice(l));
+                    a.get(120, TimeUnit.SECONDS);
+                    b.get(120, TimeUnit.SECONDS);
+                    verifySaved(up, submitters + " submitters both, round " + round);
+                    verifyLoaded(down, submitters + " submitters both, round " + round);
+                }
+            }
+        }
+    }
+
+    @Test
+    void shouldReportAFailedBatchCallOfEitherSubmitterAfterDrainingAndKeepCopying() throws Exception {
+        CopyCase c = CopyCase.scattered("70000 scattered 64 B ranges", 70_000, 64, 23);
+        int calls = BatchDescriptors.calls(c.size(), CudaCopyConfig.defaults().batchMaxRanges());
+        try (DeviceCopier copier = backend.openCopier(0, split(2))) {
+            for (int[] fault : new int[][] {{calls - 3, 2}, {1, 1}}) {
+                backend.failBatchCall(0, fault[0]);
+                RangePlan p = savePlan(c);
+                Future<?> f = saveLane.submit(() -> copier.copyToHost(p));
+                assertThatThrownBy(() -> f.get(120, TimeUnit.SECONDS))
+                        .hasCauseInstanceOf(EngineException.class)
+                        .cause()
+                        .hasMessageStartingWith("storage error: batch copy failed on device 0 (save, batch call "
+                                + fault[0] + " of " + calls + ", submitter " + fault[1] + " of 2): "
+                                + "cuMemcpyBatchAsync_v2");
+                // the stream drained and the context is not poisoned: the same plan copies correctly right after
+                save(copier, c, CopyMode.BATCH);
+                load(copier, c, CopyMode.BATCH);
+            }
+        }
+    }
+
     private static RangePlan savePlan(CopyCase c) {
         RangePlan p = new RangePlan(c.size());
         for (int i = 0; i < c.size(); i++) {

@@ -39,6 +39,7 @@ class CudaInterferenceGpuTest {
         configs.add(CudaCopyConfig.defaults());
         configs.add(CudaCopyConfig.defaults().withMode(CopyMode.PER_RANGE));
         configs.add(CudaCopyConfig.defaults().withMode(CopyMode.BATCH));
+        configs.add(CudaCopyConfig.defaults().withMode(CopyMode.BATCH).withSubmitters(1));
         for (int ctas : new int[] {16}) {
             CudaCopyConfig d = CudaCopyConfig.defaults();
             configs.add(new CudaCopyConfig(
@@ -109,7 +110,9 @@ class CudaInterferenceGpuTest {
     private static String label(CudaCopyConfig c) {
         return c.mode() == CopyMode.KERNEL
                 ? "kernel, " + c.kernelMaxCtas() + " CTAs"
-                : c.mode().key();
+                : c.mode() == CopyMode.PER_RANGE
+                        ? c.mode().key()
+                        : c.mode().key() + ", " + c.batchSubmitters() + " submitters";
     }
 
     private static void loop(AtomicBoolean stop, AtomicLong bytes, Runnable copy, RangePlan plan) {
