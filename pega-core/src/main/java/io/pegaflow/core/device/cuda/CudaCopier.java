@@ -15,6 +15,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Lock;
 import org.jspecify.annotations.Nullable;
@@ -47,6 +48,8 @@ final class CudaCopier implements DeviceCopier {
     private static final int KERNEL_ARGS_BYTES = 64;
 
     private static final long TURN_TIMEOUT_SECONDS = 60;
+    /** A helper issues a 2.4 GB plan's calls in about 10 ms; a minute means it is stuck in the driver. */
+    private static final long SLICE_WARN_SECONDS = 60;
     /**
      * No {@code CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE}: on the H200 the hint cost up to a fifth of the H2D rate
      * at 32 KiB ranges and did not lower the cost to a kernel beside the copy (docs/gpu.md, "Copy methods").
@@ -226,7 +229,7 @@ final class CudaCopier implements DeviceCopier {
         }
         lane.slices[0].run();
         for (int s = 1; s < parts; s++) {
-            awaitUninterruptibly(pending[s], lane.slices[s]);
+            awaitSlice(pending[s], lane, lane.slices[s]);
         }
         Slice failed = null;
         for (int s = 0; s < parts && failed == null; s++) {
@@ -262,19 +265,30 @@ final class CudaCopier implements DeviceCopier {
     }
 
     /**
-     * Waits for a helper's slice without a deadline, like the event synchronize after it: returning earlier would let
-     * the caller free memory that copies the helper is still issuing will write. An interrupt is kept for later.
+     * Waits for a helper's slice. Its deadline only raises a warning, then the wait goes on: the helper is inside a
+     * driver call that nothing can bound (like the event synchronize after it), and returning earlier would let the
+     * caller free memory that copies the helper is still issuing will write. A lane stuck here is reported by the
+     * agent stall rule (decision 0016 §1). An interrupt is kept for later.
      */
-    private static void awaitUninterruptibly(Future<?> f, Slice slice) {
+    private void awaitSlice(Future<?> f, Lane lane, Slice slice) {
         boolean interrupted = false;
+        long waited = 0;
         while (true) {
             try {
-                f.get();
+                f.get(SLICE_WARN_SECONDS, TimeUnit.SECONDS);
                 break;
+            } catch (TimeoutException e) {
+                waited += SLICE_WARN_SECONDS;
+                LOG.warn(
+                        "device {}: {} submitter {} still issuing its batch calls after {} s; waiting on",
+                        device.ordinal,
+                        lane.name,
+                        slice.index + 1,
+                        waited);
             } catch (InterruptedException e) {
                 interrupted = true;
             } catch (ExecutionException e) {
-                // Slice.run catches CudaException; anything else is a bug, reported as the slice's failure.
+                // Slice.run catches RuntimeException; anything else is a bug, reported as the slice's failure.
                 slice.failure = new IllegalStateException("submitter failed", e.getCause());
                 break;
             }
