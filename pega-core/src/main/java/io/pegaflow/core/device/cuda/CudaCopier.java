@@ -231,37 +231,38 @@ final class CudaCopier implements DeviceCopier {
         for (int s = 1; s < parts; s++) {
             awaitSlice(pending[s], lane, lane.slices[s]);
         }
-        Slice failed = null;
-        for (int s = 0; s < parts && failed == null; s++) {
-            if (lane.slices[s].failure != null) {
-                failed = lane.slices[s];
-            }
+        RuntimeException error = null;
+        int failedSlice = 0;
+        int failedCall = calls;
+        for (int s = 0; s < parts && error == null; s++) {
+            error = lane.slices[s].failure;
+            failedSlice = s;
+            failedCall = lane.slices[s].failedCall;
         }
-        if (failed == null) {
+        if (error == null) {
             try {
                 for (int s = 0; s < parts; s++) {
                     Cuda.eventSynchronize(lane.events[s]);
                 }
                 return;
             } catch (CudaException e) {
-                failed = lane.slices[0];
-                failed.failure = e;
-                failed.failedCall = calls;
+                error = e;
+                failedSlice = 0;
+                failedCall = calls;
             }
         }
-        RuntimeException e = failed.failure;
         for (int s = 0; s < parts; s++) {
             try {
                 Cuda.streamSynchronize(lane.streams[s]);
             } catch (CudaException drain) {
-                e.addSuppressed(drain);
+                error.addSuppressed(drain);
             }
         }
         throw EngineException.storage(
                 "batch copy failed on device " + device.ordinal + " (" + lane.name + ", batch call "
-                        + failed.failedCall + " of " + calls + ", submitter " + (failed.index + 1) + " of " + parts
-                        + "): " + e.getMessage(),
-                e);
+                        + failedCall + " of " + calls + ", submitter " + (failedSlice + 1) + " of " + parts
+                        + "): " + error.getMessage(),
+                error);
     }
 
     /**
