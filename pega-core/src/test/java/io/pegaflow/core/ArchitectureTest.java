@@ -165,7 +165,9 @@ class ArchitectureTest {
 
     @Test
     void shouldStartThreadsOnlyInTheAgentPackage() {
-        // Threads are AgentRunners (and the pool's one-shot pre-touch), never ad-hoc executors or threads.
+        // Threads are AgentRunners (and the pool's one-shot pre-touch, and the cuda lanes' batch submitters, which
+        // issue a slice of the lane's own plan while the lane thread waits: decision 0015), never ad-hoc executors or
+        // threads.
         noClasses()
                 .that()
                 .resideInAPackage("io.pegaflow.core..")
@@ -173,6 +175,8 @@ class ArchitectureTest {
                 .resideOutsideOfPackage("io.pegaflow.core.agent..")
                 .and()
                 .doNotHaveFullyQualifiedName("io.pegaflow.core.memory.PreToucher")
+                .and()
+                .doNotHaveFullyQualifiedName("io.pegaflow.core.device.cuda.CudaCopier$Lane")
                 .should()
                 .callConstructor(Thread.class, Runnable.class, String.class)
                 .orShould()
