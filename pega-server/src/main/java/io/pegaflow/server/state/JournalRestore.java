@@ -5,6 +5,7 @@ import io.pegaflow.core.engine.RestoreReport;
 import io.pegaflow.core.journal.RegistrationJournal;
 import java.util.Locale;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.ApplicationListener;
@@ -47,7 +48,7 @@ public final class JournalRestore implements SmartLifecycle, ApplicationListener
     private volatile int journaled;
     private volatile boolean running;
 
-    JournalRestore(PegaEngine engine, RegistrationJournal journal) {
+    JournalRestore(PegaEngine engine, @Nullable RegistrationJournal journal) {
         this.engine = engine;
         this.journal = Optional.ofNullable(journal);
     }
