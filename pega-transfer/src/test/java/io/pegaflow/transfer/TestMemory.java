@@ -30,12 +30,17 @@ public final class TestMemory {
 
     /** The offset of the first byte that differs from the pattern, or -1 when all match. */
     public static long firstMismatch(long address, long length, long seed) {
+        return firstMismatch(address, length, seed, 0);
+    }
+
+    /** As {@link #firstMismatch(long, long, long)} for a slice that starts at {@code patternOffset} of a pattern. */
+    public static long firstMismatch(long address, long length, long seed, long patternOffset) {
         byte[] buf = new byte[CHUNK];
         for (long done = 0; done < length; done += CHUNK) {
             int n = (int) Math.min(CHUNK, length - done);
             Posix.copyToArray(address + done, buf, 0, n);
             for (int i = 0; i < n; i++) {
-                if (buf[i] != patternByte(seed, done + i)) {
+                if (buf[i] != patternByte(seed, patternOffset + done + i)) {
                     return done + i;
                 }
             }

@@ -329,6 +329,59 @@ public abstract class TransferEngineContract {
         assertThat(peer(a.engine, c.id).state()).isEqualTo("DISCONNECTED");
     }
 
+    /**
+     * The class of defect behind issue 14's wrong bytes: a fabric may report operations complete while their peer dies
+     * under them (UCX 1.13 completes a pending flush when it purges a failed endpoint's requests, and only then calls
+     * the endpoint's error handler). Whatever the timing, an operation reported complete holds every byte.
+     */
+    @Test
+    void shouldNeverReportAnOperationCompleteWhoseBytesDidNotArriveWhenThePeerDiesMidData() throws Exception {
+        assumeThat(detectsPeerClose())
+                .as("this fabric has no peer failure detection")
+                .isTrue();
+        int ops = 512;
+        long opBytes = 64 * KIB;
+        long total = ops * opBytes;
+        Node a = new Node("a:1", 2, total + MIB);
+        PinnedAllocation dst = a.allocate(total);
+        long completed = 0;
+        long failed = 0;
+        for (int round = 0; round < 4; round++) {
+            Node c = new Node("c:" + round, 2, total + MIB);
+            pair(a, c);
+            PinnedAllocation src = c.allocate(total);
+            long seed = 40L + round;
+            TestMemory.fill(src.address(), total, seed);
+            TestMemory.zero(dst.address(), total);
+            CompletableFuture<TransferResult> pending = a.engine.submit(
+                    c.id, batch(Direction.GET, dst.address(), src.address(), ops, opBytes), 5_000_000_000L);
+            awaitFirstBytes(dst.address() + opBytes - 8, seed, opBytes - 8);
+            c.engine.close(); // the peer goes away with the batch in flight
+
+            TransferResult r = awaitFailure(pending);
+            for (int k = 0; k < ops; k++) {
+                if (r.failed(k)) {
+                    failed++;
+                    continue;
+                }
+                completed++;
+                assertThat(TestMemory.firstMismatch(dst.address() + k * opBytes, opBytes, seed, k * opBytes))
+                        .as("round %d: operation %d was reported complete (%s)", round, k, r)
+                        .isEqualTo(-1);
+            }
+            assertThat(peer(a.engine, c.id).inFlightOps()).isZero();
+        }
+        System.out.printf("peer closed mid-data: %d operations complete and exact, %d failed%n", completed, failed);
+    }
+
+    /** Spins until the 8 pattern bytes at {@code address} (pattern offset {@code offset}) arrived, 10 s at most. */
+    private static void awaitFirstBytes(long address, long seed, long offset) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (TestMemory.firstMismatch(address, 8, seed, offset) >= 0 && System.nanoTime() - deadline < 0) {
+            Thread.onSpinWait();
+        }
+    }
+
     /** Waits for a batch that should fail; if the fabric has not noticed after a while, lets its deadline pass. */
     private TransferResult awaitFailure(CompletableFuture<TransferResult> f) throws Exception {
         try {

@@ -35,9 +35,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Endpoint lifecycle per connection (spec/cluster.md §4.3 maps the reference's prepare/complete/abort/invalidate to
  * it): {@code OPENING -> OPEN -> CLOSING -> CLOSED}, with {@code FAILED} shown while a failed endpoint waits for its
- * close. A part (the batch's operations on this lane) ends either by the fabric's completion report or, when its
- * endpoint closes, with the connection's failure; never earlier, because until the endpoint is closed the fabric may
- * still write into the part's memory.
+ * close. A part (the batch's operations on this lane) ends either by the fabric's completion report, confirmed after
+ * the progress step it came in (see {@link #confirmFlushed()}), or, when its endpoint closes, with the connection's
+ * failure; never earlier, because until the endpoint is closed the fabric may still write into the part's memory.
  *
  * @param <E> the fabric's endpoint handle
  */
@@ -60,6 +60,8 @@ public abstract class Lane<E> implements Agent {
     private final Map<Connection, Slot> slots = new HashMap<>(); // Connection has identity equality
     private final ArrayDeque<LanePart> issuing = new ArrayDeque<>();
     private final List<Slot> closing = new ArrayList<>();
+    /** Parts the fabric reported complete in this cycle, confirmed once its progress step is over. */
+    private final List<LanePart> flushed = new ArrayList<>();
 
     // set by attach() before the lane runs; null until then
     private @Nullable LaneListener listener;
@@ -107,8 +109,14 @@ public abstract class Lane<E> implements Agent {
      */
     protected abstract void issued(E endpoint, LanePart part);
 
-    /** Starts a forced close: outstanding operations are cancelled. Returns what {@link #isClosed} polls. */
-    protected abstract Object beginClose(E endpoint);
+    /**
+     * Starts closing the endpoint. Returns what {@link #isClosed} polls.
+     *
+     * @param gentle whether the fabric may close it gently (flushing first): nothing of this lane is outstanding on it
+     *     (no operation, no connection probe) and the close is this node's decision, not a peer's failure or a missed
+     *     deadline; otherwise the close must be forced (outstanding operations cancelled, the peer not waited for)
+     */
+    protected abstract Object beginClose(E endpoint, boolean gentle);
 
     protected abstract boolean isClosed(Object closeHandle);
 
@@ -232,6 +240,7 @@ public abstract class Lane<E> implements Agent {
         try {
             work = drainControls() + drainSubmits() + issueSome();
             work += progress();
+            work += confirmFlushed();
             long now = clock().nanoTime();
             if (now - lastScanNanos >= DEADLINE_SCAN_NANOS) {
                 lastScanNanos = now;
@@ -335,6 +344,27 @@ public abstract class Lane<E> implements Agent {
         probe(endpoint, slot::opened, slot::failed);
     }
 
+    /**
+     * Ends the parts the fabric reported complete during this cycle. A part whose connection failed, or whose endpoint
+     * began closing, meanwhile is failed instead: UCX reports the purge of a failed endpoint's flush as a success and
+     * calls the error handler right after, in the same progress call, so only a success that outlived the progress
+     * step is one whose bytes all arrived.
+     */
+    private int confirmFlushed() {
+        int n = flushed.size();
+        for (int i = 0; i < n; i++) {
+            LanePart part = flushed.get(i);
+            Slot slot = slotOf(part);
+            TransferException failure = slot.connection.failure();
+            if (failure == null && slot.closing) {
+                failure = notConnected(slot.connection);
+            }
+            part.confirm(failure);
+        }
+        flushed.clear();
+        return n;
+    }
+
     private int drainSubmits() {
         return submits.drain(q -> accept((LanePart) q), COMMANDS_PER_CYCLE);
     }
@@ -342,7 +372,7 @@ public abstract class Lane<E> implements Agent {
     private void accept(LanePart part) {
         Connection connection = part.submission.connection;
         Slot slot = slots.get(connection);
-        if (slot == null || slot.closing || slot.openAck != null) {
+        if (slot == null || slot.closing || slot.openAck != null || connection.failure() != null) {
             TransferException cause = connection.failure();
             part.fail(cause != null ? cause : notConnected(connection));
             return;
@@ -358,7 +388,7 @@ public abstract class Lane<E> implements Agent {
         while (budget > 0 && !issuing.isEmpty()) {
             LanePart part = issuing.peek();
             Slot slot = slotOf(part);
-            if (part.isDone() || slot.closing) {
+            if (part.isDone() || slot.closing || slot.connection.failure() != null) {
                 issuing.poll(); // ends when its endpoint has closed
                 continue;
             }
@@ -426,7 +456,7 @@ public abstract class Lane<E> implements Agent {
         slot.connection.laneState.set(index, Connection.CLOSING);
         closing.add(slot);
         try {
-            slot.closeHandle = beginClose(slot.endpoint());
+            slot.closeHandle = beginClose(slot.endpoint(), mayCloseGently(slot));
         } catch (RuntimeException e) {
             // the endpoint may still be live: keep its parts (and so their memory) pending, as for a wedged close
             slot.wedged = true;
@@ -438,6 +468,13 @@ public abstract class Lane<E> implements Agent {
                     slot.parts.size(),
                     e);
         }
+    }
+
+    private boolean mayCloseGently(Slot slot) {
+        TransferException cause = slot.connection.failure();
+        return slot.parts.isEmpty()
+                && slot.openAck == null
+                && (cause == null || cause.kind() == Kind.CLOSED || cause.kind() == Kind.NOT_CONNECTED);
     }
 
     private int finishCloses(long now) {
@@ -530,6 +567,11 @@ public abstract class Lane<E> implements Agent {
                 openAck = null;
             }
             listener().connectionFailed(connection, cause);
+        }
+
+        @Override
+        public void partFlushed(LanePart part) {
+            flushed.add(part);
         }
 
         @Override

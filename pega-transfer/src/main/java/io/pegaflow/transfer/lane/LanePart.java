@@ -22,6 +22,8 @@ public final class LanePart implements Lane.Queued {
 
     int nextIssue;
     private boolean done;
+    /** The fabric reported success; the lane has yet to confirm it (see {@link #succeed()}). */
+    private boolean awaitingConfirmation;
 
     LanePart(Submission submission, int lane, int firstOp, int stride, int count) {
         this.submission = submission;
@@ -62,9 +64,22 @@ public final class LanePart implements Lane.Queued {
         return submission.remoteRegion[opIndex(j)];
     }
 
-    /** Every operation of the part completed. Lane thread only. */
+    /**
+     * The fabric reports every operation of the part completed. Lane thread only. The lane takes this as final only
+     * after the fabric's current progress step, and only if the connection has not failed meanwhile: UCX 1.13 completes
+     * a pending flush successfully when it purges a failed endpoint's requests, before it calls the endpoint's error
+     * handler, so a success reported inside a failure is no proof that the bytes arrived.
+     */
     public void succeed() {
-        end(null);
+        if (done || awaitingConfirmation) {
+            return;
+        }
+        if (slot instanceof PartOwner owner) {
+            awaitingConfirmation = true;
+            owner.partFlushed(this);
+        } else {
+            end(null);
+        }
     }
 
     /** The part's operations failed (all of them: the lane cannot tell which landed). Lane thread only. */
@@ -74,6 +89,12 @@ public final class LanePart implements Lane.Queued {
 
     boolean isDone() {
         return done;
+    }
+
+    /** Ends a part the fabric reported complete: successfully, unless {@code failure} says why it cannot be trusted. */
+    void confirm(@Nullable TransferException failure) {
+        awaitingConfirmation = false;
+        end(failure);
     }
 
     /** Ends a part that never reached a lane (its queue was full); submitting thread. */
@@ -99,6 +120,9 @@ public final class LanePart implements Lane.Queued {
 
     /** Where a part lives on its lane, told when the part ends. */
     interface PartOwner {
+        /** The fabric reported the part complete; the owner confirms it after the progress step (see succeed). */
+        void partFlushed(LanePart part);
+
         void partEnded(LanePart part);
     }
 }

@@ -98,7 +98,7 @@ final class LoopbackLane extends Lane<LoopbackLane.Endpoint> {
     }
 
     @Override
-    protected Object beginClose(Endpoint ep) {
+    protected Object beginClose(Endpoint ep, boolean gentle) {
         return true; // nothing to wait for: a loopback endpoint holds no operation in flight
     }
 

@@ -21,19 +21,25 @@ import org.openucx.jucx.ucp.UcpWorker;
  * A lane on one {@code UcpWorker}. Operations are issued as implicit (callback-free) gets and puts and completed by one
  * endpoint flush per part, so a 1024-operation part costs one Java callback, not 1024 (spec/cluster.md §4.3). The
  * flush completes only when every earlier operation on the endpoint has completed, which for a get means its bytes are
- * in local memory.
+ * in local memory; except when the endpoint fails under it: UCX 1.13 then reports a pending flush as a success while it
+ * purges the endpoint (the emulated gets of the TCP transport), which is why the lane confirms a success only after the
+ * progress step that reported it ({@code Lane.confirmFlushed}).
  *
- * <p>Closing is forced ({@code ucp_ep_close_nbx} with FORCE) wherever UCX allows it (endpoints with peer error
- * handling): outstanding operations complete as cancelled, the peer is not waited for, so a dead or stopped peer cannot
- * hold a close. Remote keys are destroyed after the close
- * completes: UCX asks for "after all operations using it are flushed", which a forced close guarantees, and 1.13's
- * {@code ucp_rkey_destroy} touches only the worker's memory pool, not the endpoint.
+ * <p>An endpoint with this lane's operations outstanding is closed forced ({@code ucp_ep_close_nbx} with FORCE) wherever
+ * UCX allows it (endpoints with peer error handling): outstanding operations complete as cancelled, the peer is not
+ * waited for, so a dead or stopped peer cannot hold a close. An idle one is closed with a flush (see
+ * {@link #beginClose}). A close that returns an error status has ended: the endpoint is gone and is never closed
+ * again. Remote keys are destroyed after the close completes: UCX asks for "after all operations using it are
+ * flushed", which a completed close guarantees, and 1.13's {@code ucp_rkey_destroy} touches only the worker's memory
+ * pool, not the endpoint.
  */
 final class UcxLane extends Lane<UcxEndpoint> {
     /** Progress calls per cycle while they keep finding events; bounded so commands are drained between them. */
     private static final int PROGRESS_CALLS = 8;
     /** How long a closing worker may take to send what it has queued. */
     private static final long QUIESCE_NANOS = 2_000_000_000L;
+    /** The close handle of an endpoint whose close ended at once with an error status: closed all the same. */
+    private static final Object CLOSED_WITH_ERROR = new Object();
 
     private final UcpWorker worker;
     private final byte[] address;
@@ -145,17 +151,29 @@ final class UcxLane extends Lane<UcxEndpoint> {
     }
 
     @Override
-    protected Object beginClose(UcxEndpoint ep) {
-        // UCX allows a forced close only on endpoints with peer error handling; the shared-memory transports have none,
-        // and their operations are completed by this process's own CPU, so a flushing close cannot wait on the peer
-        return peerErrorHandling
-                ? ep.endpoint().closeNonBlockingForce()
-                : ep.endpoint().closeNonBlockingFlush();
+    protected Object beginClose(UcxEndpoint ep, boolean gentle) {
+        // A forced close is what a peer that died or stopped needs: outstanding operations are cancelled and the peer
+        // is not waited for. It is also what UCX 1.13.1 faults on (SIGSEGV in libucp, seen in 3 of 6 runs of the
+        // contract's peer-closed-mid-data case) when this node closes an endpoint on which its worker still answers
+        // the peer's emulated gets (the TCP transport's RMA: this node serving a fetch). So an endpoint this node
+        // closes of its own accord with nothing of the lane outstanding is closed with a flush, which UCX turns into a
+        // cancel by itself if the transport fails. The shared-memory transports have no peer error handling and allow
+        // only the flushing close; their operations are completed by this process's own CPU, so it cannot wait on the
+        // peer.
+        try {
+            return peerErrorHandling && !gentle
+                    ? ep.endpoint().closeNonBlockingForce()
+                    : ep.endpoint().closeNonBlockingFlush();
+        } catch (UcxException e) {
+            // ucp_ep_close_nbx returning an error status means the close is over: "resources are released and the
+            // endpoint can no longer be used" (ucp.h). Closing it again would touch freed memory.
+            return CLOSED_WITH_ERROR;
+        }
     }
 
     @Override
     protected boolean isClosed(Object closeHandle) {
-        return ((UcpRequest) closeHandle).isCompleted();
+        return closeHandle == CLOSED_WITH_ERROR || ((UcpRequest) closeHandle).isCompleted();
     }
 
     @Override
