@@ -91,10 +91,14 @@ public final class AgentRunner implements AutoCloseable {
         try {
             agent.onStart();
             while (true) {
+                // Read before the cycle: the loop ends only after a whole cycle that began once the stop was visible
+                // found no work. An agent that a stop request of its own precedes (a lane's shutdown, then close())
+                // therefore sees that request in the cycle that decides, never only in a cycle that started before it.
+                boolean stopping = stopRequested || Thread.currentThread().isInterrupted();
                 dutyStartedNanos = clock.nanoTime();
                 int work = agent.doWork();
                 dutyStartedNanos = IDLE;
-                if (work <= 0 && (stopRequested || Thread.currentThread().isInterrupted())) {
+                if (work <= 0 && stopping) {
                     break;
                 }
                 idle.idle(work);

@@ -240,4 +240,75 @@ class AgentRunnerTest {
         assertThat(runner.busyNanos()).isZero();
         assertThat(group.stalled()).isEmpty();
     }
+
+    /**
+     * Closes one "endpoint" per cycle once its own shutdown was asked for; its second cycle reads "not asked", then
+     * holds until the runner's stop was requested, and finds no work: the interleaving of a lane's shutdown racing a
+     * cycle that began just before it.
+     */
+    static final class ClosingLane implements Agent {
+        final CountDownLatch secondCycleRead = new CountDownLatch(1);
+        final CountDownLatch stopRequested = new CountDownLatch(1);
+        volatile boolean shutdownAsked;
+        volatile int leftAtClose = -1;
+        private int cycles;
+        private int endpointsOpen = 3;
+
+        @Override
+        public int doWork() {
+            boolean asked = shutdownAsked;
+            if (++cycles == 2) {
+                secondCycleRead.countDown();
+                try {
+                    assertThat(stopRequested.await(10, TimeUnit.SECONDS)).isTrue();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return 0;
+            }
+            if (asked && endpointsOpen > 0) {
+                endpointsOpen--;
+                return 1;
+            }
+            return 0;
+        }
+
+        @Override
+        public void onClose() {
+            leftAtClose = endpointsOpen;
+        }
+
+        @Override
+        public String roleName() {
+            return "pega-test-closing-lane";
+        }
+    }
+
+    /**
+     * An agent that asks to be stopped on its own terms first (a transfer lane: shutdown, then close) must see that
+     * request in the cycle that lets its loop end, never only in a cycle that began before it.
+     */
+    @Test
+    void shouldEndTheLoopOnlyAfterACycleThatBeganOnceTheStopWasVisible() throws InterruptedException {
+        ClosingLane agent = new ClosingLane();
+        IdleStrategy idle = new IdleStrategy() {
+            @Override
+            public void idle(int workCount) {
+                Thread.onSpinWait();
+            }
+
+            @Override
+            public void wake() {
+                agent.stopRequested.countDown(); // close() sets its stop flag, then wakes the idler
+            }
+        };
+        AgentRunner runner = new AgentRunner(agent, idle).start();
+        assertThat(agent.secondCycleRead.await(10, TimeUnit.SECONDS)).isTrue();
+        agent.shutdownAsked = true;
+        assertThat(runner.close(10, TimeUnit.SECONDS)).isTrue();
+
+        assertThat(agent.leftAtClose)
+                .as("endpoints still open when the loop ended")
+                .isZero();
+    }
 }
