@@ -15,7 +15,6 @@ import io.pegaflow.testkit.ReferenceHarness;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 
@@ -108,7 +107,6 @@ interface RemotePrefetchCases {
 
     @Test
     @Order(Integer.MAX_VALUE)
-    @Disabled("DEFECT (issue 14): an owner SIGKILLed mid-data let node b answer Ready with bytes that never arrived")
     default void shouldStayHealthyWhenTheOwnerIsKilledDuringATransfer() throws Exception {
         int blocks = (int) LARGE.numBlocks();
         List<ByteString> hashes = BlockPattern.hashes(14_201, blocks);
