@@ -113,10 +113,12 @@ public class EngineConfiguration {
      * engine, {@code pega.rdma.*}) can be built from it. The engine owns and closes it; the destroy method only matters
      * when startup fails before the engine took it over (closing is idempotent).
      */
-    // The preflight refuses what cannot work (memory, ports, paths) before the pool is mapped and pre-touched.
+    // The preflight refuses what cannot work (memory, ports, paths) before the pool is mapped and pre-touched, and so
+    // does a registration journal of a newer format: it is opened first, so such a start costs no pinning.
     @Bean(destroyMethod = "close")
     @DependsOn({"startupPreflight", "shutdownLog"})
-    PinnedMemoryPool pegaPool(EngineConfig config) {
+    PinnedMemoryPool pegaPool(EngineConfig config, ObjectProvider<RegistrationJournal> journal) {
+        journal.getIfAvailable();
         return PinnedMemoryPool.create(config.pool());
     }
 
@@ -142,8 +144,6 @@ public class EngineConfiguration {
             ObjectProvider<SealedBlockSpill> spills,
             ObjectProvider<BlockIndexListener> indexListeners,
             ObjectProvider<EngineCustomizer> customizers) {
-        // First: a journal that refuses the start (a newer format) does so before the backend opens; the pool bean's
-        // destroy method unmaps the pool then.
         RegistrationJournal log = journal.getIfAvailable();
         DeviceBackend backend;
         try {
