@@ -19,9 +19,10 @@ import org.springframework.validation.annotation.Validated;
  * @param transports UCX transport list; empty lets UCX choose
  * @param qpsPerPeer connections per peer, each on its own UCX worker; equal on every node (checked at handshake)
  * @param transferLockTimeout how long blocks a peer locked stay pinned unreleased (bound even when off: the lock
- *     table always exists)
+ *     table always exists); at least 1 s when on, since {@code QueryBlocksForTransfer} reports it in whole seconds
  * @param transferTimeout how long one remote fetch's gets may take; empty means the reference's
- *     {@code max(transfer-lock-timeout - 60s, 10s)}; must be shorter than the lock timeout
+ *     {@code max(transfer-lock-timeout - 60s, 10s)}; must be shorter than the lock timeout. A fetch also stops at the
+ *     owner's lock (the timeout the owner reports, counted from the query), whichever comes first (decision 0017)
  * @param connectTimeout a handshake: the RPC plus every lane's round trip
  * @param rpcTimeout deadline of QueryBlocksForTransfer and ReleaseTransferLock calls to a peer, and of the metaserver
  *     prefix query
@@ -57,6 +58,12 @@ public record RdmaProperties(
         }
         if (!enabled) {
             return;
+        }
+        if (transferLockTimeout.compareTo(Duration.ofSeconds(1)) < 0) {
+            // peers would read 0 whole seconds and, bounding their gets by it (decision 0017), never fetch from here
+            throw new IllegalArgumentException("pega.rdma.transfer-lock-timeout: " + transferLockTimeout
+                    + " (expected: at least 1s with pega.rdma.enabled=true: QueryBlocksForTransfer reports it to peers"
+                    + " in whole seconds)");
         }
         Duration t = effectiveTransferTimeout();
         if (t.isNegative() || t.isZero() || t.compareTo(transferLockTimeout) >= 0) {

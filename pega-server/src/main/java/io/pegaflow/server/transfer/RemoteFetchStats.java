@@ -25,6 +25,11 @@ public final class RemoteFetchStats {
         ALLOCATION,
         /** A get failed or timed out; the connection is dropped and the next fetch handshakes again. */
         TRANSFER,
+        /**
+         * The owner's lock may have ended before the gets were seen complete (decision 0017): nothing of them is used,
+         * since the owner may have reused the memory under them.
+         */
+        LOCK_EXPIRED,
         /** Too many fetches were queued; this one was not started. */
         REJECTED
     }

@@ -53,6 +53,14 @@ import org.slf4j.LoggerFactory;
  * never comes (a bug below), the memory is leaked on purpose rather than reused under a late write. Only blocks whose
  * every byte arrived are rebuilt; a block is never partially filled and served.
  *
+ * <p><b>The owner's lock bounds the gets</b> (decision 0017). The owner frees the blocks' memory for reuse once its
+ * lock session expires, {@code lock_timeout_secs} (its own setting, in its answer) after it took the lock, whatever
+ * this node's settings say. The lock was taken after this node sent {@code QueryBlocksForTransfer}, so a get whose
+ * completion this node saw before {@code sent + lock_timeout_secs} read the owner's memory while the lock still held
+ * it. The tier measures that deadline from the send, less {@link #LOCK_MARGIN_DIVISOR a margin} for the two clocks'
+ * rates, clamps the batch's timeout to what is left of it, and uses nothing of a batch whose result it saw later (the
+ * completion grace can outlast the lock), counting {@link Failure#LOCK_EXPIRED}.
+ *
  * <p>Fetches run on a small pool of their own (each waits for RPCs and gets); when its queue is full a fetch is refused
  * and counts as a miss. Ownership: the engine closes the tier; the tier closes its channels and its threads, not the
  * transfer engine (Spring closes that before the engine unmaps the pool).
@@ -70,6 +78,12 @@ public final class RemoteFetchTier implements BackingTier {
 
     /** How long past the transfer timeout a batch may take to report (a dropped connection closing its endpoints). */
     static final long COMPLETION_GRACE_NANOS = TimeUnit.SECONDS.toNanos(20);
+
+    /**
+     * The owner's lock counts as {@code 1 - 1/50} of what it says: two hosts' monotonic clocks differ in rate by far
+     * less than 2 % (NTP slews by at most 0.05 %).
+     */
+    static final long LOCK_MARGIN_DIVISOR = 50;
 
     private static final long CLOSE_WAIT_SECONDS = 30;
     private static final int THREADS = 4;
@@ -186,6 +200,8 @@ public final class RemoteFetchTier implements BackingTier {
             return List.of();
         }
         QueryBlocksForTransferResponse grant;
+        // before the request leaves: the owner's lock, and its expiry, start after this
+        long sent = clock.nanoTime();
         try {
             grant = links.blocking(peer, settings.rpcTimeout().toNanos())
                     .queryBlocksForTransfer(QueryBlocksForTransferRequest.newBuilder()
@@ -201,7 +217,7 @@ public final class RemoteFetchTier implements BackingTier {
             return List.of();
         }
         try {
-            List<SealedBlock> got = transfer(peer, asked, grant, memory);
+            List<SealedBlock> got = transfer(peer, asked, grant, memory, lockDeadline(sent, grant));
             if (got.size() == asked.size()) {
                 stats.succeeded.increment();
                 stats.recordDuration(clock.nanoTime() - started);
@@ -210,6 +226,15 @@ public final class RemoteFetchTier implements BackingTier {
         } finally {
             release(peer, grant.getTransferSessionId());
         }
+    }
+
+    /**
+     * When, on this node's clock, the owner's lock may end: {@code sent} plus the lock timeout the owner reported, less
+     * the margin. An owner that reported 0 (a lock under a second, or a peer that does not say) gives no time at all.
+     */
+    static long lockDeadline(long sent, QueryBlocksForTransferResponse grant) {
+        long lock = TimeUnit.SECONDS.toNanos(Integer.toUnsignedLong(grant.getLockTimeoutSecs()));
+        return sent + lock - lock / LOCK_MARGIN_DIVISOR;
     }
 
     /** The owner with the longest prefix other than this node, or null when nobody else has the first block. */
@@ -228,7 +253,11 @@ public final class RemoteFetchTier implements BackingTier {
 
     /** The blocks of the grant that match the asked keys in order, got into local memory and rebuilt. */
     private List<SealedBlock> transfer(
-            PeerId peer, List<BlockKey> asked, QueryBlocksForTransferResponse grant, ReclaimingAllocator memory) {
+            PeerId peer,
+            List<BlockKey> asked,
+            QueryBlocksForTransferResponse grant,
+            ReclaimingAllocator memory,
+            long lockDeadline) {
         int usable = usablePrefix(asked, grant);
         if (usable < asked.size()) {
             stats.failed(Failure.SHORT);
@@ -244,8 +273,10 @@ public final class RemoteFetchTier implements BackingTier {
             if (plan.blocks == 0) {
                 return List.of();
             }
-            int completedBlocks = get(peer, grant, plan);
-            if (completedBlocks < plan.blocks) {
+            int completedBlocks = get(peer, grant, plan, lockDeadline);
+            if (plan.lockExpired) {
+                stats.failed(Failure.LOCK_EXPIRED);
+            } else if (completedBlocks < plan.blocks) {
                 stats.failed(Failure.TRANSFER);
             }
             List<SealedBlock> out = new ArrayList<>(completedBlocks);
@@ -312,6 +343,8 @@ public final class RemoteFetchTier implements BackingTier {
         final long[][] local;
         int blocks;
         boolean reusable = true;
+        /** The owner's lock may have ended before this node saw the gets complete: nothing of them is used. */
+        boolean lockExpired;
 
         Plan(int capacity) {
             chunkOf = new int[capacity];
@@ -375,11 +408,12 @@ public final class RemoteFetchTier implements BackingTier {
 
     /**
      * Gets every planned segment in one batch and waits for its result: the engine completes it only once no get can
-     * still land, so the memory of blocks that did not arrive may be released then.
+     * still land, so the memory of blocks that did not arrive may be released then. The batch may take what is left
+     * before {@code lockDeadline}, at most the transfer timeout; a result seen at or after the deadline is not used.
      *
-     * @return how many leading blocks arrived whole
+     * @return how many leading blocks arrived whole while the owner's lock held them
      */
-    private int get(PeerId peer, QueryBlocksForTransferResponse grant, Plan plan) {
+    private int get(PeerId peer, QueryBlocksForTransferResponse grant, Plan plan, long lockDeadline) {
         TransferBatch batch =
                 TransferBatch.get(plan.blocks * 2 * grant.getBlocks(0).getSlotsCount(), MergeRule.upTo(MAX_GET_BYTES));
         int[] endOp = new int[plan.blocks];
@@ -394,7 +428,13 @@ public final class RemoteFetchTier implements BackingTier {
             }
             endOp[b] = batch.size();
         }
-        long timeout = settings.effectiveTransferTimeout().toNanos();
+        long left = lockDeadline - clock.nanoTime();
+        if (left <= 0) {
+            LOG.warn("remote fetch from {}: the owner's lock may have ended before the gets could start", peer);
+            plan.lockExpired = true;
+            return 0; // nothing was issued: the memory is free to go
+        }
+        long timeout = Math.min(settings.effectiveTransferTimeout().toNanos(), left);
         CompletableFuture<TransferResult> pending;
         try {
             pending = transfers.submit(peer, batch, timeout);
@@ -411,6 +451,16 @@ public final class RemoteFetchTier implements BackingTier {
             return 0;
         } catch (ExecutionException | TimeoutException e) {
             plan.reusable = false;
+            return 0;
+        }
+        if (clock.nanoTime() - lockDeadline >= 0) {
+            // a get that completed now may have read memory the owner had already freed and reused
+            LOG.warn(
+                    "remote fetch from {}: the gets ended after the owner's lock may have (lock_timeout_secs={}):"
+                            + " nothing of them is used",
+                    peer,
+                    Integer.toUnsignedLong(grant.getLockTimeoutSecs()));
+            plan.lockExpired = true;
             return 0;
         }
         if (!result.isComplete()) {

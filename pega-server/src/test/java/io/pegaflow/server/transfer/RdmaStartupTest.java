@@ -78,6 +78,18 @@ class RdmaStartupTest {
     }
 
     @Test
+    void shouldRefuseALockTimeoutUnderASecondWhenEnabled() {
+        // peers read the lock in whole seconds: 0 would leave them no time for a get (decision 0017)
+        assertThat(failure(
+                        "--pega.rdma.enabled=true",
+                        "--pega.rdma.nics=lo",
+                        "--pega.rdma.transfer-lock-timeout=500ms",
+                        "--pega.rdma.transfer-timeout=100ms"))
+                .startsWith("pega.rdma.transfer-lock-timeout: PT0.5S")
+                .contains("pega.rdma.enabled=true");
+    }
+
+    @Test
     void shouldWireTheTransferEngineWhenEnabledAndNothingWhenOff() {
         try (ConfigurableApplicationContext on = new SpringApplicationBuilder(PegaServerApplication.class)
                 .run(args(

@@ -86,4 +86,25 @@ class RemoteFetchTierTest {
                 .as("no slots")
                 .isZero();
     }
+
+    static QueryBlocksForTransferResponse lockedFor(int seconds) {
+        return QueryBlocksForTransferResponse.newBuilder()
+                .setLockTimeoutSecs(seconds)
+                .build();
+    }
+
+    @Test
+    void shouldEndTheGetsBeforeTheLockTheOwnerReportedCountedFromTheQuery() {
+        long sent = 5_000_000_000L;
+        assertThat(RemoteFetchTier.lockDeadline(sent, lockedFor(120)))
+                .as("120 s less 2 %")
+                .isEqualTo(sent + 117_600_000_000L);
+        assertThat(RemoteFetchTier.lockDeadline(sent, lockedFor(3))).isEqualTo(sent + 2_940_000_000L);
+        assertThat(RemoteFetchTier.lockDeadline(sent, lockedFor(0)))
+                .as("an owner that reports no time gives none")
+                .isEqualTo(sent);
+        assertThat(RemoteFetchTier.lockDeadline(sent, lockedFor(-1)))
+                .as("lock_timeout_secs is unsigned")
+                .isEqualTo(sent + 0xFFFFFFFFL * 1_000_000_000L - 0xFFFFFFFFL * 1_000_000_000L / 50);
+    }
 }
