@@ -12,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.http.HttpStatus;
@@ -105,9 +106,9 @@ class OperationsController {
 
     /**
      * A parameter from the query string alone. {@code getParameter} would read a form body too, which is what let slow
-     * bodies hold workers (issue #10, defect 7); the endpoints take no body.
+     * bodies hold workers (issue #10, defect 7); the endpoints take no body. Null when the parameter is absent.
      */
-    static String queryParameter(HttpServletRequest request, String name) {
+    static @Nullable String queryParameter(HttpServletRequest request, String name) {
         String query = request.getQueryString();
         if (query == null) {
             return null;
@@ -120,7 +121,8 @@ class OperationsController {
         return value == null ? null : URLDecoder.decode(value, StandardCharsets.UTF_8);
     }
 
-    private ResponseEntity<?> authorize(HttpServletRequest request) {
+    /** The refusal, or null when the caller may go on. */
+    private @Nullable ResponseEntity<?> authorize(HttpServletRequest request) {
         if (access.permits(request)) {
             return null;
         }
