@@ -23,7 +23,6 @@ import org.junit.jupiter.api.Test;
  */
 class NullMarkedPackagesTest {
     private static final Set<String> NOT_YET = Set.of(
-            "io/pegaflow/server/config",
             "io/pegaflow/server/grpc",
             "io/pegaflow/server/internode",
             "io/pegaflow/server/startup",

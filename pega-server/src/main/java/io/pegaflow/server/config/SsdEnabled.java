@@ -1,6 +1,7 @@
 package io.pegaflow.server.config;
 
 import java.util.List;
+import org.springframework.boot.context.properties.bind.BindResult;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Condition;
@@ -24,7 +25,7 @@ public final class SsdEnabled implements Condition {
         if (explicit != null) {
             return explicit;
         }
-        return Binder.get(env).bind("pega.ssd.paths", Bindable.listOf(String.class)).orElse(List.of()).stream()
-                .anyMatch(p -> !p.isBlank());
+        BindResult<List<String>> paths = Binder.get(env).bind("pega.ssd.paths", Bindable.listOf(String.class));
+        return paths.isBound() && paths.get().stream().anyMatch(p -> !p.isBlank());
     }
 }
