@@ -9,14 +9,8 @@ import io.pegaflow.testkit.LayerReadyShm;
 import io.pegaflow.testkit.LoadStateShm;
 import io.pegaflow.testkit.MockVllmWorker;
 import io.pegaflow.testkit.PushClient;
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -34,72 +28,17 @@ class PushKillProcessTest {
     private static final List<Long> FROM = PushFixture.blocks(1, 2, 3, 8);
     private static final List<Long> TO = PushFixture.blocks(5, 6, 7, 12);
 
-    /** A push server in a child JVM. */
-    private static final class Child implements AutoCloseable {
-        final Process process;
-        final int port;
-
-        Child() throws IOException {
-            process = new ProcessBuilder(
-                            Path.of(System.getProperty("java.home"), "bin", "java")
-                                    .toString(),
-                            "-cp",
-                            System.getProperty("java.class.path"),
-                            PushNodeProcess.class.getName(),
-                            "tcp",
-                            Long.toString(LONG.toSeconds()),
-                            Long.toString(LONG.toSeconds()))
-                    .redirectError(ProcessBuilder.Redirect.INHERIT)
-                    .start();
-            BufferedReader out =
-                    new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
-            String line;
-            int p = -1;
-            while ((line = out.readLine()) != null) { // the child ends the line or dies; the test timeout bounds it
-                if (line.startsWith("PORT ")) {
-                    p = Integer.parseInt(line.substring(5).strip());
-                    break;
-                }
-            }
-            if (p < 0) {
-                process.destroyForcibly();
-                throw new IllegalStateException("the push server process did not start");
-            }
-            port = p;
-        }
-
-        void sigkill() throws InterruptedException {
-            process.destroyForcibly(); // SIGKILL on Linux
-            assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
-        }
-
-        @Override
-        public void close() throws IOException {
-            if (process.isAlive()) {
-                process.getOutputStream().close(); // the child closes its node when stdin ends
-                try {
-                    if (!process.waitFor(20, TimeUnit.SECONDS)) {
-                        process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-                    }
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    process.destroyForcibly();
-                }
-            }
-        }
-    }
-
     private static PushConfig longDeadlines() {
         return PushConfig.defaults().withTimeouts(LONG, LONG);
     }
 
     @Test
     void shouldFailTheReceiveThroughTheLinkWhenThePrefillServerProcessIsKilled() throws Exception {
-        try (Child prefillServer = new Child();
+        try (PushServerProcess prefillServer = new PushServerProcess(LONG);
                 PushNode decodeNode = PushNode.start("tcp", longDeadlines());
-                MockVllmWorker prefill = PushFixture.worker("prefill-0", 0, 1, prefillServer.port);
+                MockVllmWorker prefill = PushFixture.worker("prefill-0", 0, 1, prefillServer.port());
                 MockVllmWorker decode = PushFixture.worker("decode-0", 0, 1, decodeNode.port());
-                PushClient prefillClient = PushClient.connect("127.0.0.1", prefillServer.port, RPC);
+                PushClient prefillClient = PushClient.connect("127.0.0.1", prefillServer.port(), RPC);
                 PushClient decodeClient = PushClient.connect("127.0.0.1", decodeNode.port(), RPC);
                 LoadStateShm loadState = LoadStateShm.create();
                 LoadStateShm pushState = LoadStateShm.create();
@@ -127,11 +66,11 @@ class PushKillProcessTest {
     @Test
     void shouldFailThePushThroughTheLinkAndTellTheDecodeWorkerWhenTheDecodeServerProcessIsKilled() throws Exception {
         try (PushNode prefillNode = PushNode.start("tcp", longDeadlines());
-                Child decodeServer = new Child();
+                PushServerProcess decodeServer = new PushServerProcess(LONG);
                 MockVllmWorker prefill = PushFixture.worker("prefill-0", 0, 1, prefillNode.port());
-                MockVllmWorker decode = PushFixture.worker("decode-0", 0, 1, decodeServer.port);
+                MockVllmWorker decode = PushFixture.worker("decode-0", 0, 1, decodeServer.port());
                 PushClient prefillClient = PushClient.connect("127.0.0.1", prefillNode.port(), RPC);
-                PushClient decodeClient = PushClient.connect("127.0.0.1", decodeServer.port, RPC);
+                PushClient decodeClient = PushClient.connect("127.0.0.1", decodeServer.port(), RPC);
                 LoadStateShm loadState = LoadStateShm.create();
                 LoadStateShm pushState = LoadStateShm.create();
                 LayerReadyShm ready = LayerReadyShm.create(LAYERS)) {
