@@ -14,6 +14,7 @@ import io.pegaflow.edge.rpc.EdgeStage;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.util.OptionalInt;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Who is at the other end of a gRPC connection: its uid ({@link PeerUid}) and the {@link Principal} that owns the
@@ -30,8 +31,8 @@ record CallerIdentity(OptionalInt uid, Principal principal) {
     private static final Attributes.Key<CallerIdentity> TRANSPORT_KEY = Attributes.Key.create("pega-caller-identity");
     private static final Context.Key<CallerIdentity> CONTEXT_KEY = Context.key("pega-caller-identity");
 
-    /** The identity of a transport peer. */
-    static CallerIdentity of(SocketAddress peer) {
+    /** The identity of a transport peer; null when the transport does not name one. */
+    static CallerIdentity of(@Nullable SocketAddress peer) {
         OptionalInt uid = PeerUid.of(peer);
         String host = peer instanceof InetSocketAddress inet && inet.getAddress() != null
                 ? inet.getAddress().getHostAddress()

@@ -5,6 +5,8 @@ import io.grpc.StatusException;
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.edge.rpc.InternalErrorLog;
 import io.pegaflow.sys.NativeException;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.springframework.grpc.server.exception.GrpcExceptionHandler;
 
 /**
@@ -21,7 +23,7 @@ final class EngineExceptionHandler implements GrpcExceptionHandler {
     }
 
     @Override
-    public StatusException handleException(Throwable exception) {
+    public @Nullable StatusException handleException(Throwable exception) {
         if (exception instanceof EngineException e) {
             return switch (e.kind()) {
                 case INVALID_ARGUMENT -> status(Status.INVALID_ARGUMENT, e);
@@ -30,7 +32,8 @@ final class EngineExceptionHandler implements GrpcExceptionHandler {
                 case DEADLINE_EXCEEDED -> status(Status.DEADLINE_EXCEEDED, e);
                 case RESOURCE_EXHAUSTED -> status(Status.RESOURCE_EXHAUSTED, e);
                 case PERMISSION_DENIED -> status(Status.PERMISSION_DENIED, e);
-                case INTERNAL -> log.internal(e.getMessage(), e);
+                case INTERNAL ->
+                    log.internal(Objects.requireNonNull(e.getMessage(), "an EngineException has its message"), e);
             };
         }
         if (exception instanceof NativeException e) {

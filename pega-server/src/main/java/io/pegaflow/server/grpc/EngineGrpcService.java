@@ -43,6 +43,7 @@ import io.pegaflow.proto.UnregisterRequest;
 import io.pegaflow.proto.UnregisterResponse;
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -74,7 +75,7 @@ class EngineGrpcService extends EngineGrpc.EngineImplBase {
     private final PegaEngine engine;
     private final AdminAccess access;
     private final ShutdownCoordinator shutdown;
-    private final TransferRpcs transfers;
+    private final @Nullable TransferRpcs transfers; // null unless pega.rdma.enabled=true
 
     EngineGrpcService(
             PegaEngine engine,

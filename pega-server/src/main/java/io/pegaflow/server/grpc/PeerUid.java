@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
 import java.util.OptionalInt;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The operating-system user of the process at the other end of a gRPC connection, where Linux can tell: for a TCP
@@ -29,7 +30,7 @@ final class PeerUid {
 
     private PeerUid() {}
 
-    static OptionalInt of(SocketAddress peer) {
+    static OptionalInt of(@Nullable SocketAddress peer) {
         if (peer instanceof InetSocketAddress inet) {
             InetAddress address = inet.getAddress();
             return address == null ? OptionalInt.empty() : lookUp(procAddresses(address, inet.getPort()));

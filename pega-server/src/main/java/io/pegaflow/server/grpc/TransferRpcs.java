@@ -22,6 +22,7 @@ import io.pegaflow.transfer.handshake.HandshakeDescriptor;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -106,7 +107,8 @@ public class TransferRpcs {
                     .get(connectTimeoutNanos + 1_000_000_000L, TimeUnit.NANOSECONDS);
         } catch (ExecutionException e) {
             throw EngineException.unavailable("RDMA handshake failed: connecting back to " + requester + ": "
-                    + e.getCause().getMessage());
+                    + Objects.requireNonNull(e.getCause(), "a failed connect carries its cause")
+                            .getMessage());
         } catch (TimeoutException e) {
             throw EngineException.unavailable("RDMA handshake failed: connecting back to " + requester + " timed out");
         } catch (InterruptedException e) {
