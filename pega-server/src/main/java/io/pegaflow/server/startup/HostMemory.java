@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What this process can still pin, read from the kernel before the pool is mapped: {@code MemAvailable} and the free
@@ -27,7 +28,7 @@ record HostMemory(long availableBytes, String source, long hugePagesFreeBytes) {
     }
 
     /** From the text of {@code /proc/meminfo} and the cgroup v2 files (null when absent). */
-    static HostMemory parse(List<String> meminfo, String cgroupMax, String cgroupCurrent) {
+    static HostMemory parse(List<String> meminfo, @Nullable String cgroupMax, @Nullable String cgroupCurrent) {
         long memAvailable = Long.MAX_VALUE;
         long hugeFree = 0;
         long hugeSize = 0;
@@ -71,7 +72,8 @@ record HostMemory(long availableBytes, String source, long hugePagesFreeBytes) {
         }
     }
 
-    private static String firstLine(Path p) {
+    /** The file's first line, trimmed and lower-cased; null when it is absent, unreadable or empty. */
+    private static @Nullable String firstLine(Path p) {
         List<String> lines = readLines(p);
         return lines.isEmpty() ? null : lines.get(0).trim().toLowerCase(Locale.ROOT);
     }

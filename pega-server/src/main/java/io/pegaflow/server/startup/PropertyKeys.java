@@ -6,6 +6,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
 
 /**
@@ -44,6 +45,7 @@ final class PropertyKeys {
     }
 
     /** The known key closest to {@code unknown}, or null when none is close enough to be what was meant. */
+    @Nullable
     String suggest(ConfigurationPropertyName unknown) {
         String typed = unknown.toString();
         String best = null;

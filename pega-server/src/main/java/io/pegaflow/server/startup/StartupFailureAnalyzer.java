@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.bind.BindException;
 import org.springframework.boot.context.properties.bind.validation.BindValidationException;
 import org.springframework.boot.context.properties.source.ConfigurationProperty;
@@ -36,7 +37,7 @@ public final class StartupFailureAnalyzer implements FailureAnalyzer, Ordered {
     }
 
     @Override
-    public FailureAnalysis analyze(Throwable failure) {
+    public @Nullable FailureAnalysis analyze(Throwable failure) {
         StartupCheckException check = find(failure, StartupCheckException.class);
         if (check != null) {
             return new FailureAnalysis(check.getMessage(), check.fix(), failure);
@@ -87,7 +88,7 @@ public final class StartupFailureAnalyzer implements FailureAnalyzer, Ordered {
                 + expected(e.getTarget().getType().resolve()) + ")";
     }
 
-    private static String expected(Class<?> type) {
+    private static String expected(@Nullable Class<?> type) {
         if (type == null) {
             return "a value of the key's type";
         }
@@ -106,7 +107,7 @@ public final class StartupFailureAnalyzer implements FailureAnalyzer, Ordered {
         return "a " + type.getSimpleName();
     }
 
-    private static <T extends Throwable> T find(Throwable failure, Class<T> type) {
+    private static <T extends Throwable> @Nullable T find(Throwable failure, Class<T> type) {
         for (Throwable t = failure; t != null; t = t.getCause()) {
             if (type.isInstance(t)) {
                 return type.cast(t);

@@ -2,6 +2,8 @@ package io.pegaflow.server.startup;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -34,7 +36,8 @@ final class UnknownPropertiesCheck implements BeanFactoryPostProcessor, Environm
     private static final ConfigurationPropertyName ROOT = ConfigurationPropertyName.of("pega");
 
     private final String basePackage;
-    private Environment environment;
+    // Null until Spring calls setEnvironment (EnvironmentAware), which it does before postProcessBeanFactory.
+    private @Nullable Environment environment;
 
     UnknownPropertiesCheck(String basePackage) {
         this.basePackage = basePackage;
@@ -52,7 +55,9 @@ final class UnknownPropertiesCheck implements BeanFactoryPostProcessor, Environm
 
     @Override
     public void postProcessBeanFactory(ConfigurableListableBeanFactory beanFactory) {
-        check(environment, knownKeys(basePackage, beanFactory.getBeanClassLoader()));
+        check(
+                Objects.requireNonNull(environment, "setEnvironment was not called before postProcessBeanFactory"),
+                knownKeys(basePackage, beanFactory.getBeanClassLoader()));
     }
 
     /** @throws StartupCheckException naming the first unknown key, its value and origin, and the key it resembles */
@@ -97,12 +102,14 @@ final class UnknownPropertiesCheck implements BeanFactoryPostProcessor, Environm
     }
 
     /** Keys of every {@code @ConfigurationProperties} record under {@code basePackage}. */
-    static PropertyKeys knownKeys(String basePackage, ClassLoader loader) {
+    static PropertyKeys knownKeys(String basePackage, @Nullable ClassLoader loader) {
         ClassPathScanningCandidateComponentProvider scanner = new ClassPathScanningCandidateComponentProvider(false);
         scanner.addIncludeFilter(new AnnotationTypeFilter(ConfigurationProperties.class));
         PropertyKeys keys = new PropertyKeys();
         scanner.findCandidateComponents(basePackage).forEach(candidate -> {
-            Class<?> type = ClassUtils.resolveClassName(candidate.getBeanClassName(), loader);
+            Class<?> type = ClassUtils.resolveClassName(
+                    Objects.requireNonNull(candidate.getBeanClassName(), "a scanned candidate has its class name"),
+                    loader);
             ConfigurationProperties a = type.getAnnotation(ConfigurationProperties.class);
             String prefix = a.prefix().isEmpty() ? a.value() : a.prefix();
             if (!type.isRecord()) {

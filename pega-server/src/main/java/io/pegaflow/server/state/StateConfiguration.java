@@ -5,6 +5,7 @@ import io.pegaflow.core.journal.JournalVersionException;
 import io.pegaflow.core.journal.RegistrationJournal;
 import io.pegaflow.server.config.StateProperties;
 import io.pegaflow.server.startup.StartupCheckException;
+import java.util.Objects;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
@@ -34,7 +35,10 @@ public class StateConfiguration {
             return RegistrationJournal.open(state.directory().orElseThrow());
         } catch (JournalVersionException e) {
             throw new StartupCheckException(
-                    "pega.state.dir", state.dir(), "a registration journal this server can read", e.getMessage());
+                    "pega.state.dir",
+                    state.dir(),
+                    "a registration journal this server can read",
+                    Objects.requireNonNull(e.getMessage(), "a JournalVersionException has its message"));
         }
     }
 
