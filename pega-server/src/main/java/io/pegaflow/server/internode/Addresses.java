@@ -3,6 +3,7 @@ package io.pegaflow.server.internode;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.Locale;
+import org.jspecify.annotations.Nullable;
 
 /** Parsing and checks of the two addresses the client needs: the metaserver's and the one this node advertises. */
 final class Addresses {
@@ -79,7 +80,7 @@ final class Addresses {
     }
 
     /** The address if {@code host} is an IP literal, else null (names are not resolved here). */
-    private static InetAddress literal(String host) {
+    private static @Nullable InetAddress literal(String host) {
         boolean ipLike = host.contains(":") || host.chars().allMatch(c -> Character.isDigit(c) || c == '.');
         if (!ipLike) {
             return null;

@@ -19,6 +19,7 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -67,7 +68,7 @@ public final class MetaserverClient implements BlockIndexListener, AutoCloseable
     private final AtomicBoolean closed = new AtomicBoolean();
 
     /** With the system clock, its agent tracked by no group (tests). */
-    public MetaserverClient(MetaserverClientSettings settings, Supplier<ResidentBlocks> resident) {
+    public MetaserverClient(MetaserverClientSettings settings, Supplier<@Nullable ResidentBlocks> resident) {
         this(settings, resident, NanoClock.SYSTEM, new AgentGroup());
     }
 
@@ -77,7 +78,10 @@ public final class MetaserverClient implements BlockIndexListener, AutoCloseable
      * @param agents where the client's agent is reported, so that its death turns health DOWN
      */
     public MetaserverClient(
-            MetaserverClientSettings settings, Supplier<ResidentBlocks> resident, NanoClock clock, AgentGroup agents) {
+            MetaserverClientSettings settings,
+            Supplier<@Nullable ResidentBlocks> resident,
+            NanoClock clock,
+            AgentGroup agents) {
         this.settings = settings;
         this.agents = agents;
         this.channel = ManagedChannelBuilder.forTarget(settings.target())

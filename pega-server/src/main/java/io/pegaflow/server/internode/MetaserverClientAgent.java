@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,7 +40,7 @@ final class MetaserverClientAgent implements Agent {
     private final MetaserverSession session;
     private final AnnouncementQueue queue;
     private final MetaserverClientStats stats;
-    private final Supplier<ResidentBlocks> resident;
+    private final Supplier<@Nullable ResidentBlocks> resident;
 
     MetaserverClientAgent(
             MetaserverClientSettings settings,
@@ -49,7 +50,7 @@ final class MetaserverClientAgent implements Agent {
             MetaserverSession session,
             AnnouncementQueue queue,
             MetaserverClientStats stats,
-            Supplier<ResidentBlocks> resident) {
+            Supplier<@Nullable ResidentBlocks> resident) {
         this.settings = settings;
         this.nodeId = nodeId;
         this.stub = stub;

@@ -3,6 +3,7 @@ package io.pegaflow.server.internode;
 import io.pegaflow.core.agent.AgentGroup;
 import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.engine.BlockIndexListener;
+import java.util.Objects;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Condition;
@@ -37,7 +38,8 @@ public class MetaserverClientConfiguration {
             Environment environment,
             ObjectProvider<BlockIndexListener.ResidentBlocks> residentBlocks,
             ObjectProvider<AgentGroup> agents) {
-        String target = Addresses.metaserverTarget(properties.addr());
+        String target = Addresses.metaserverTarget(
+                Objects.requireNonNull(properties.addr(), "pega.metaserver.addr is set: AddrSet matched"));
         String advertise = checkedAdvertiseAddr(properties, environment);
         MetaserverClientSettings settings = MetaserverClientSettings.of(
                 target,

@@ -3,6 +3,7 @@ package io.pegaflow.server.internode;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.validation.annotation.Validated;
@@ -27,10 +28,10 @@ import org.springframework.validation.annotation.Validated;
 @Validated
 @ConfigurationProperties("pega.metaserver")
 public record MetaserverClientProperties(
-        String addr,
+        @Nullable String addr,
         @Min(1) @DefaultValue("256") int queueDepth,
-        Duration heartbeatInterval,
-        String advertiseAddr,
+        @Nullable Duration heartbeatInterval,
+        @Nullable String advertiseAddr,
         @DefaultValue("false") boolean allowLoopback,
         @NotNull @DefaultValue("5s") Duration rpcTimeout,
         @Min(1) @DefaultValue("1024") int batchSize) {}

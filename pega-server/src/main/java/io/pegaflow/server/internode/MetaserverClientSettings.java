@@ -1,13 +1,14 @@
 package io.pegaflow.server.internode;
 
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 
 /** Settings of one client; {@code heartbeatInterval} null follows the metaserver's stale_after / 2. */
 public record MetaserverClientSettings(
         String target,
         String advertiseAddr,
         int queueDepth,
-        Duration heartbeatInterval,
+        @Nullable Duration heartbeatInterval,
         Duration rpcTimeout,
         int batchSize,
         Duration initialBackoff,
@@ -18,7 +19,7 @@ public record MetaserverClientSettings(
             String target,
             String advertiseAddr,
             int queueDepth,
-            Duration heartbeatInterval,
+            @Nullable Duration heartbeatInterval,
             Duration rpcTimeout,
             int batchSize) {
         return new MetaserverClientSettings(

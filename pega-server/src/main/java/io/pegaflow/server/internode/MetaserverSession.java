@@ -2,6 +2,7 @@ package io.pegaflow.server.internode;
 
 import io.pegaflow.core.agent.NanoClock;
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The client side of a metaserver session as a pure state machine on an injected clock: when to heartbeat, the
@@ -18,7 +19,7 @@ final class MetaserverSession {
     record Failure(boolean firstOfStreak, boolean fenced, boolean sessionRefused) {}
 
     private final NanoClock clock;
-    private final Duration heartbeatInterval;
+    private final @Nullable Duration heartbeatInterval;
     private final long initialBackoffNs;
     private final long maxBackoffNs;
 
@@ -35,7 +36,8 @@ final class MetaserverSession {
      * @param heartbeatInterval the heartbeat period; null follows the metaserver's {@code stale_after / 2}
      * @param initialBackoff the wait after the first failure of a streak; it doubles up to {@code maxBackoff}
      */
-    MetaserverSession(NanoClock clock, Duration heartbeatInterval, Duration initialBackoff, Duration maxBackoff) {
+    MetaserverSession(
+            NanoClock clock, @Nullable Duration heartbeatInterval, Duration initialBackoff, Duration maxBackoff) {
         this.clock = clock;
         this.heartbeatInterval = heartbeatInterval;
         this.initialBackoffNs = initialBackoff.toNanos();
