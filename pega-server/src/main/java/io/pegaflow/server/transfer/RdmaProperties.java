@@ -3,6 +3,7 @@ package io.pegaflow.server.transfer;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.validation.annotation.Validated;
@@ -36,7 +37,7 @@ public record RdmaProperties(
         @NotNull @DefaultValue("") String transports,
         @Min(1) @DefaultValue("2") int qpsPerPeer,
         @NotNull @DefaultValue("120s") Duration transferLockTimeout,
-        Duration transferTimeout,
+        @Nullable Duration transferTimeout,
         @NotNull @DefaultValue("10s") Duration connectTimeout,
         @NotNull @DefaultValue("5s") Duration rpcTimeout,
         @Min(1) @DefaultValue("4096") int maxFetchBlocks) {

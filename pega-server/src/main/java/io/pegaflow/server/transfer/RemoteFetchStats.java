@@ -2,6 +2,7 @@ package io.pegaflow.server.transfer;
 
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongConsumer;
@@ -48,8 +49,12 @@ public final class RemoteFetchStats {
         }
     }
 
+    private LongAdder counter(Failure why) {
+        return Objects.requireNonNull(failures.get(why), "every failure kind has a counter from construction");
+    }
+
     void failed(Failure why) {
-        failures.get(why).increment();
+        counter(why).increment();
     }
 
     void recordDuration(long nanos) {
@@ -84,7 +89,7 @@ public final class RemoteFetchStats {
     }
 
     public long failures(Failure why) {
-        return failures.get(why).sum();
+        return counter(why).sum();
     }
 
     /** Failures by kind, for the view. */

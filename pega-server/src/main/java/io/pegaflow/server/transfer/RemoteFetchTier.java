@@ -34,6 +34,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -238,7 +239,7 @@ public final class RemoteFetchTier implements BackingTier {
     }
 
     /** The owner with the longest prefix other than this node, or null when nobody else has the first block. */
-    private Owner best(List<Owner> candidates, int asked) {
+    private @Nullable Owner best(List<Owner> candidates, int asked) {
         Owner best = null;
         for (Owner o : candidates) {
             if (o.node().equals(self) || o.prefixLength() <= 0) {

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The per-peer entries of the catalog ({@code pegaflow_transfer_peer_*}), registered at a peer's first handshake in
@@ -25,7 +26,7 @@ public final class TransferMeters {
     private final TransferEngine engine;
     private final NanoClock clock;
     private final Set<String> bound = ConcurrentHashMap.newKeySet();
-    private volatile TransferView cached;
+    private volatile @Nullable TransferView cached; // null until the first read
     private volatile long cachedAtNanos;
 
     TransferMeters(CatalogMeters meters, TransferEngine engine, NanoClock clock) {

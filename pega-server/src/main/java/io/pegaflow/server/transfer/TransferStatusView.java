@@ -2,15 +2,16 @@ package io.pegaflow.server.transfer;
 
 import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.transfer.TransferEngine;
+import org.jspecify.annotations.Nullable;
 
 /** Builds {@link TransferStatus} snapshots, for {@code GET /transfer} and the admin UI. Thread-safe. */
 public final class TransferStatusView {
     private final TransferEngine transfers;
     private final PegaEngine engine;
-    private final RemoteFetchTier tier;
+    private final @Nullable RemoteFetchTier tier;
 
     /** {@code tier} is null when this node only serves (no metaserver). */
-    TransferStatusView(TransferEngine transfers, PegaEngine engine, RemoteFetchTier tier) {
+    TransferStatusView(TransferEngine transfers, PegaEngine engine, @Nullable RemoteFetchTier tier) {
         this.transfers = transfers;
         this.engine = engine;
         this.tier = tier;

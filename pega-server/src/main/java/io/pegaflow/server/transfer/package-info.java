@@ -3,4 +3,7 @@
  * the remote tier that fetches RAM and SSD misses from the peer owning the longest prefix. The owner's RPCs are in
  * {@code server.grpc} ({@code TransferRpcs}).
  */
+@NullMarked
 package io.pegaflow.server.transfer;
+
+import org.jspecify.annotations.NullMarked;
