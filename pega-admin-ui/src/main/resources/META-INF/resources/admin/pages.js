@@ -8,7 +8,7 @@ import { ago, bytes, count, duration, esc, expiresIn, micros, percent, rate } fr
 const TIERS = [
   ['ram', 'RAM', 'var(--ram)'],
   ['ssd', 'SSD', 'var(--ssd)'],
-  ['rdma', 'remote', 'var(--rdma)'],
+  ['remote', 'remote', 'var(--rdma)'],
   ['miss', 'miss', 'var(--miss)'],
 ];
 

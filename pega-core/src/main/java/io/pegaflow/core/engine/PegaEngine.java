@@ -99,6 +99,10 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         this.pool = ctx.pool();
         this.backend = ctx.backend();
         this.tiers = ctx.chain();
+        // Every tier's series exists before its first block: a meter registry binds the names it sees at startup.
+        for (String tier : tiers.names()) {
+            metrics.countTierRequests(tier, 0);
+        }
         NanoClock clock = ctx.clock();
         this.clock = clock;
         this.registrationLog = ctx.registrationLog();

@@ -31,8 +31,9 @@ public final class EngineMetrics implements EngineMetricsView {
         for (EngineCounter c : EngineCounter.values()) {
             counters.put(c, new LongAdder());
         }
-        // The series a dashboard expects exist from the start, even before (or without) that tier.
-        for (String tier : new String[] {"ram", "ssd", "rdma", "miss"}) {
+        // The series a dashboard expects exist from the start, even before (or without) that tier. "remote" is the
+        // peer tier's name (the reference labels it "rdma"); a chain's other tiers are added by the engine at launch.
+        for (String tier : new String[] {"ram", "ssd", "remote", "miss"}) {
             tierRequests.put(tier, new LongAdder());
         }
     }

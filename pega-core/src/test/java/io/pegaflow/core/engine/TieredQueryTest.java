@@ -82,6 +82,16 @@ class TieredQueryTest {
     }
 
     @Test
+    void shouldHaveEveryChainTiersSeriesBeforeItsFirstBlock() {
+        // a meter registry binds the tier names it sees at startup: a tier first named at its first block never shows
+        try (EngineHarness other =
+                new EngineHarness(EngineConfig.defaults(PoolConfig.of(1 << 20)), List.of(new BytesTier("far-away")))) {
+            assertThat(other.engine.metrics().tierNames()).contains("ram", "far-away", "miss");
+            assertThat(other.engine.metrics().tierRequests("far-away")).isZero();
+        }
+    }
+
+    @Test
     void shouldFallThroughTheChainAndAttributeEachTierOnce() {
         EngineHarness.Worker w = harness.worker("inst", 8, BLOCK_BYTES);
         w.register();

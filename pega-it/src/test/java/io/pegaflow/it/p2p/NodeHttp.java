@@ -30,6 +30,21 @@ final class NodeHttp {
         return m.find() ? OptionalDouble.of(Double.parseDouble(m.group(1))) : OptionalDouble.empty();
     }
 
+    /**
+     * The value of the sample {@code name} with the label {@code label="value"} (other labels allowed) in
+     * {@code /metrics}, or empty when it is not there (yet).
+     */
+    static OptionalDouble metric(TwoNodeCluster.Node node, String name, String label, String value) {
+        String text = ChildJvm.httpGet(node.localHttp(), "/metrics");
+        if (text == null) {
+            return OptionalDouble.empty();
+        }
+        Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + "\\{(?:[^}]*,)?" + Pattern.quote(label) + "=\""
+                        + Pattern.quote(value) + "\"(?:,[^}]*)?} ([-+0-9.eE]+|NaN)$")
+                .matcher(text);
+        return m.find() ? OptionalDouble.of(Double.parseDouble(m.group(1))) : OptionalDouble.empty();
+    }
+
     /** {@code POST path} with the admin token; the body of a 200 answer. */
     static String adminPost(TwoNodeCluster.Node node, String path) throws IOException, InterruptedException {
         HttpResponse<String> response = HTTP.send(

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import com.google.protobuf.ByteString;
 import io.grpc.StatusRuntimeException;
 import io.pegaflow.proto.QueryPrefixBlocksRequest;
+import io.pegaflow.proto.QueryResponse;
 import io.pegaflow.testkit.BlockPattern;
 import io.pegaflow.testkit.KvLayout;
 import io.pegaflow.testkit.LoadResult;
@@ -13,7 +14,9 @@ import io.pegaflow.testkit.MockScheduler;
 import io.pegaflow.testkit.MockVllmWorker;
 import io.pegaflow.testkit.ReferenceHarness;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -71,6 +74,27 @@ interface RemotePrefetchCases {
         await().atMost(WAIT).until(() -> ownsPrefix(a, hashes));
     }
 
+    /** The tiers a query decision is attributed to on these nodes (no SSD): every requested block is one of them. */
+    List<String> TIERS = List.of("ram", "remote", "miss");
+
+    /** {@code pegaflow_cache_tier_block_requests_total} of {@code node} by tier, 0 where a tier has no sample yet. */
+    private Map<String, Double> tierBlocks(TwoNodeCluster.Node node) {
+        Map<String, Double> out = new LinkedHashMap<>();
+        for (String tier : TIERS) {
+            out.put(
+                    tier,
+                    NodeHttp.metric(node, "pegaflow_cache_tier_block_requests_total", "tier", tier)
+                            .orElse(0));
+        }
+        return out;
+    }
+
+    private static Map<String, Double> since(Map<String, Double> before, Map<String, Double> after) {
+        Map<String, Double> out = new LinkedHashMap<>();
+        after.forEach((tier, v) -> out.put(tier, v - before.get(tier)));
+        return out;
+    }
+
     @Test
     default void shouldFetchAPrefixOnlyThePeerHoldsByteExactAndBecomeAnOwner() throws Exception {
         List<ByteString> hashes = BlockPattern.hashes(14_101, 8);
@@ -83,6 +107,7 @@ interface RemotePrefetchCases {
                 MockScheduler scheduler =
                         MockScheduler.connect("127.0.0.1", cluster().b().localGrpc())) {
             saveOnA(owner, hashes, pattern);
+            Map<String, Double> before = tierBlocks(cluster().b());
 
             PrefetchTiming t = PrefetchTiming.untilReady(scheduler, reader.instanceId(), hashes, "remote-1", WAIT);
             assertThat(t.loadingAnswers())
@@ -96,6 +121,25 @@ interface RemotePrefetchCases {
             LoadResult load = reader.load(t.ready().getLease(), ids, WAIT);
             assertThat(load.succeeded()).as("load: %s", load).isTrue();
             reader.verifyBlocks(ids, pattern);
+
+            // b's Prometheus endpoint attributes the decision: the 8 blocks came from the peer, none from RAM or missed
+            // (ram + remote + miss == requested).
+            Map<String, Double> afterFetch = tierBlocks(cluster().b());
+            assertThat(NodeHttp.metric(cluster().b(), "pegaflow_cache_tier_block_requests_total", "tier", "remote"))
+                    .as("the remote tier's sample on b's /metrics")
+                    .isPresent();
+            assertThat(since(before, afterFetch))
+                    .as("blocks by tier for the fetched prefix")
+                    .isEqualTo(Map.of("ram", 0.0, "remote", 8.0, "miss", 0.0));
+
+            // Now resident on b: the same prefix again is a RAM hit, and nothing goes to the peer.
+            QueryResponse again = scheduler.query(reader.instanceId(), hashes, "remote-2");
+            assertThat(again.hasReady()).as("the second answer: %s", again).isTrue();
+            assertThat(again.getReady().getNumHitBlocks()).isEqualTo(8);
+            scheduler.release(again.getReady().getLease());
+            assertThat(since(afterFetch, tierBlocks(cluster().b())))
+                    .as("blocks by tier for the second query")
+                    .isEqualTo(Map.of("ram", 8.0, "remote", 0.0, "miss", 0.0));
 
             // b announced what it fetched: it is now an owner of the prefix too.
             String b = cluster().b().advertised();

@@ -196,6 +196,12 @@ class RemotePrefetchTest {
                         .value())
                 .isEqualTo(2.0);
         assertThat(registry.get("pegaflow_transfer_peers").gauge().value()).isGreaterThanOrEqualTo(1.0);
+        assertThat(registry.get("pegaflow_cache_tier_block_requests")
+                        .tag("tier", RemoteFetchTier.NAME)
+                        .functionCounter()
+                        .count())
+                .as("the remote tier's series, bound when the registry was")
+                .isGreaterThanOrEqualTo(8.0);
         String view = ChildJvm.httpGet(
                 Integer.parseInt(b.context().getEnvironment().getProperty("local.server.port")), "/transfer");
         assertThat(view).contains("\"fabric\":\"ucx\"").contains(a.address()).contains("\"fetches\":{\"attempts\"");
