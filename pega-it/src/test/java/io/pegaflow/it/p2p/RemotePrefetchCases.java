@@ -2,18 +2,24 @@ package io.pegaflow.it.p2p;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.google.protobuf.ByteString;
 import io.grpc.StatusRuntimeException;
 import io.pegaflow.proto.QueryPrefixBlocksRequest;
 import io.pegaflow.proto.QueryResponse;
 import io.pegaflow.testkit.BlockPattern;
+import io.pegaflow.testkit.ChildJvm;
 import io.pegaflow.testkit.KvLayout;
 import io.pegaflow.testkit.LoadResult;
 import io.pegaflow.testkit.MockScheduler;
 import io.pegaflow.testkit.MockVllmWorker;
 import io.pegaflow.testkit.ReferenceHarness;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -147,6 +153,76 @@ interface RemotePrefetchCases {
             reader.unregister();
             owner.unregister();
         }
+    }
+
+    /** What a third server JVM needs beside the two: its pool, its heap and UCX's buffers, with room to spare. */
+    long THIRD_SERVER_BYTES = 1L << 30;
+
+    /** {@code MemAvailable} of /proc/meminfo in bytes, or -1 where it cannot be read. */
+    private static long memAvailable() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/meminfo"))) {
+                if (line.startsWith("MemAvailable:")) {
+                    return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            return -1;
+        }
+        return -1;
+    }
+
+    @Test
+    default void shouldRefuseAThirdServerWithOtherConnectionsPerPeerNamingBothValues() throws Exception {
+        long available = memAvailable();
+        assumeTrue(
+                available >= THIRD_SERVER_BYTES,
+                () -> "a third server process needs about 1 GiB free, MemAvailable is " + (available >> 20)
+                        + " MiB: the qps-per-peer mismatch between real processes is not tested here");
+        int otherQps = P2pClusterContract.QPS_PER_PEER + 1;
+        List<String> args = new ArrayList<>();
+        for (String arg : P2pClusterContract.serverArgs(cluster().b().site())) {
+            args.add(arg.startsWith("--pega.rdma.qps-per-peer=") ? "--pega.rdma.qps-per-peer=" + otherQps : arg);
+        }
+        List<ByteString> hashes = BlockPattern.hashes(14_301, 4);
+        TwoNodeCluster.Node c = cluster().startAnother("node-c", cluster().b().site(), args);
+        try (MockVllmWorker owner =
+                        worker(cluster().a(), "qps-owner", P2pClusterContract.LAYOUT, P2pClusterContract.LAYERS);
+                MockVllmWorker reader = worker(c, "qps-reader", P2pClusterContract.LAYOUT, P2pClusterContract.LAYERS);
+                MockScheduler scheduler = MockScheduler.connect("127.0.0.1", c.localGrpc())) {
+            saveOnA(owner, hashes, BlockPattern.perByte(14_301));
+
+            // c asks node a for the prefix: a refuses the handshake, and c answers a miss.
+            PrefetchTiming t = PrefetchTiming.untilReady(scheduler, reader.instanceId(), hashes, "qps-1", WAIT);
+            assertThat(t.ready().getNumHitBlocks()).as("hits on c").isZero();
+            if (!t.ready().getLease().isEmpty()) {
+                scheduler.release(t.ready().getLease());
+            }
+            assertThat(NodeHttp.metric(c, "pegaflow_rdma_fetch_failures_total", "kind", "HANDSHAKE"))
+                    .as("c's failed handshakes")
+                    .hasValue(1.0);
+            String log = c.process().logText();
+            assertThat(log)
+                    .as("node c's log")
+                    .contains("handshake with " + cluster().a().advertised() + " failed")
+                    .contains("FAILED_PRECONDITION")
+                    .contains(
+                            "qps_per_peer mismatch: local=" + P2pClusterContract.QPS_PER_PEER + ", remote=" + otherQps);
+            assertThat(scheduler.health().getStatus().getOk()).isTrue();
+            reader.unregister();
+            owner.unregister();
+        } finally {
+            c.process().close();
+        }
+        // node a refused c and stays healthy and unconnected to it
+        try (MockScheduler ofA =
+                MockScheduler.connect("127.0.0.1", cluster().a().localGrpc())) {
+            assertThat(ofA.health().getStatus().getOk()).isTrue();
+        }
+        assertThat(ChildJvm.httpGet(cluster().a().localHttp(), "/metrics"))
+                .as("node a's peers")
+                .isNotNull()
+                .doesNotContain("peer=\"" + c.advertised() + "\"");
     }
 
     @Test

@@ -134,6 +134,15 @@ final class TwoNodeCluster implements AutoCloseable {
         return new Node(name, site, process, grpcPort, httpPort, localGrpc, localHttp);
     }
 
+    /**
+     * One more server at {@code site}, as the two started with the cluster, with {@code serverArgs} added to its command
+     * line. Closed with the cluster, or earlier by the caller.
+     */
+    Node startAnother(String name, Site site, List<String> serverArgs) throws IOException {
+        int[] ports = ChildJvm.freePorts(2);
+        return startServer(name, site, ports[0], ports[1], serverArgs);
+    }
+
     private <T extends AutoCloseable> T track(T resource) {
         open.add(resource);
         return resource;
