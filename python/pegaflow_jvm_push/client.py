@@ -126,7 +126,15 @@ class PushClient:
 
     def __init__(self, target: str, rpc_timeout_s: float = 10.0):
         self._target = target
-        self._channel = grpc.insecure_channel(target)
+        # Ping every 10 s (what pega-server permits), also between calls, and drop the connection when a ping goes
+        # unanswered for 5 s: a wait then learns within about 15 s that the server's host vanished without closing
+        # its sockets, not only when the server process died.
+        self._channel = grpc.insecure_channel(target, options=[
+            ("grpc.keepalive_time_ms", 10_000),
+            ("grpc.keepalive_timeout_ms", 5_000),
+            ("grpc.keepalive_permit_without_calls", 1),
+            ("grpc.http2.max_pings_without_data", 0),
+        ])
         self._stub = pb_grpc.PdPushStub(self._channel)
         self._timeout = rpc_timeout_s
         self._connectivity = None

@@ -50,7 +50,12 @@ final class PushNode implements AutoCloseable {
                 agents,
                 () -> "127.0.0.1:" + port);
         try {
+            // the keepalive settings of pega-server's application.yml (spring.grpc.server.keep-alive.*)
             server = NettyServerBuilder.forAddress(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
+                    .keepAliveTime(30, TimeUnit.SECONDS)
+                    .keepAliveTimeout(10, TimeUnit.SECONDS)
+                    .permitKeepAliveTime(10, TimeUnit.SECONDS)
+                    .permitKeepAliveWithoutCalls(true)
                     .addService(new PdPushGrpcService(engine, () -> OptionalInt.of(ProcessUid.current())))
                     .build()
                     .start();

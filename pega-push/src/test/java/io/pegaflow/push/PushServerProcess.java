@@ -56,9 +56,27 @@ final class PushServerProcess implements AutoCloseable {
         assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
     }
 
+    /** SIGSTOP: the process keeps its sockets open and answers nothing, as a host that vanished without a goodbye. */
+    void sigstop() throws IOException, InterruptedException {
+        signal("-STOP");
+    }
+
+    private void signal(String signal) throws IOException, InterruptedException {
+        Process kill = new ProcessBuilder("kill", signal, Long.toString(process.pid()))
+                .redirectErrorStream(true)
+                .start();
+        assertThat(kill.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(kill.exitValue()).as("kill %s %d", signal, process.pid()).isZero();
+    }
+
     @Override
     public void close() throws IOException {
         if (process.isAlive()) {
+            try {
+                signal("-CONT"); // a stopped child cannot read the end of its stdin
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
             process.getOutputStream().close();
             try {
                 if (!process.waitFor(20, TimeUnit.SECONDS)) {

@@ -36,7 +36,7 @@ public final class PushClient implements AutoCloseable {
 
     /** A client with its own plaintext channel to {@code host:port}. */
     public static PushClient connect(String host, int port, Duration rpcTimeout) {
-        return new PushClient(TestkitChannels.open(host, port), true, rpcTimeout);
+        return new PushClient(TestkitChannels.openWatching(host, port), true, rpcTimeout);
     }
 
     private PdPushGrpc.PdPushBlockingStub stub() {

@@ -11,6 +11,8 @@ final class TestkitChannels {
     static final int MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
     private static final long KEEPALIVE_SECONDS = 30;
+    private static final long WATCH_KEEPALIVE_SECONDS = 10;
+    private static final long WATCH_KEEPALIVE_TIMEOUT_SECONDS = 5;
     private static final int CONNECT_TIMEOUT_MILLIS = 500;
     private static final long SHUTDOWN_WAIT_SECONDS = 5;
 
@@ -25,6 +27,23 @@ final class TestkitChannels {
                 .usePlaintext()
                 .maxInboundMessageSize(MAX_MESSAGE_BYTES)
                 .keepAliveTime(KEEPALIVE_SECONDS, TimeUnit.SECONDS)
+                .keepAliveWithoutCalls(true)
+                .withOption(ChannelOption.CONNECT_TIMEOUT_MILLIS, CONNECT_TIMEOUT_MILLIS)
+                .withOption(ChannelOption.TCP_NODELAY, true)
+                .build();
+    }
+
+    /**
+     * As {@link #open} but pinging every 10 s (gRPC's floor, what pega-server permits) and giving up on a ping after
+     * 5 s, so that a worker waiting on a verdict learns within about 15 s that its server's host vanished without
+     * closing its sockets (the channel leaves READY).
+     */
+    static ManagedChannel openWatching(String host, int port) {
+        return NettyChannelBuilder.forAddress(host, port)
+                .usePlaintext()
+                .maxInboundMessageSize(MAX_MESSAGE_BYTES)
+                .keepAliveTime(WATCH_KEEPALIVE_SECONDS, TimeUnit.SECONDS)
+                .keepAliveTimeout(WATCH_KEEPALIVE_TIMEOUT_SECONDS, TimeUnit.SECONDS)
                 .keepAliveWithoutCalls(true)
                 .withOption(ChannelOption.CONNECT_TIMEOUT_MILLIS, CONNECT_TIMEOUT_MILLIS)
                 .withOption(ChannelOption.TCP_NODELAY, true)
