@@ -8,7 +8,7 @@ import { ago, bytes, count, duration, esc, expiresIn, micros, percent, rate } fr
 const TIERS = [
   ['ram', 'RAM', 'var(--ram)'],
   ['ssd', 'SSD', 'var(--ssd)'],
-  ['remote', 'remote', 'var(--rdma)'],
+  ['rdma', 'remote', 'var(--rdma)'],
   ['miss', 'miss', 'var(--miss)'],
 ];
 

@@ -31,9 +31,9 @@ public final class EngineMetrics implements EngineMetricsView {
         for (EngineCounter c : EngineCounter.values()) {
             counters.put(c, new LongAdder());
         }
-        // The series a dashboard expects exist from the start, even before (or without) that tier. "remote" is the
-        // peer tier's name (the reference labels it "rdma"); a chain's other tiers are added by the engine at launch.
-        for (String tier : new String[] {"ram", "ssd", "remote", "miss"}) {
+        // The series a dashboard expects exist from the start, even before (or without) that tier: the reference's
+        // labels, "rdma" for blocks from a peer; a chain's other tiers are added by the engine at launch.
+        for (String tier : new String[] {"ram", "ssd", "rdma", "miss"}) {
             tierRequests.put(tier, new LongAdder());
         }
     }

@@ -38,7 +38,7 @@ class EngineMetricsTest {
     @Test
     void shouldExposeTheDashboardTiersBeforeAnyQuery() {
         EngineMetrics metrics = new EngineMetrics();
-        assertThat(metrics.tierNames()).containsExactlyInAnyOrder("ram", "ssd", "remote", "miss");
+        assertThat(metrics.tierNames()).containsExactlyInAnyOrder("ram", "ssd", "rdma", "miss");
         metrics.countTierRequests("ssd", 3);
         assertThat(metrics.tierRequests("ssd")).isEqualTo(3);
         assertThat(metrics.tierRequests("never-seen")).isZero();

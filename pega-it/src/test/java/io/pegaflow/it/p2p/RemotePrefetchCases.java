@@ -81,7 +81,7 @@ interface RemotePrefetchCases {
     }
 
     /** The tiers a query decision is attributed to on these nodes (no SSD): every requested block is one of them. */
-    List<String> TIERS = List.of("ram", "remote", "miss");
+    List<String> TIERS = List.of("ram", "rdma", "miss");
 
     /** {@code pegaflow_cache_tier_block_requests_total} of {@code node} by tier, 0 where a tier has no sample yet. */
     private Map<String, Double> tierBlocks(TwoNodeCluster.Node node) {
@@ -131,12 +131,12 @@ interface RemotePrefetchCases {
             // b's Prometheus endpoint attributes the decision: the 8 blocks came from the peer, none from RAM or missed
             // (ram + remote + miss == requested).
             Map<String, Double> afterFetch = tierBlocks(cluster().b());
-            assertThat(NodeHttp.metric(cluster().b(), "pegaflow_cache_tier_block_requests_total", "tier", "remote"))
+            assertThat(NodeHttp.metric(cluster().b(), "pegaflow_cache_tier_block_requests_total", "tier", "rdma"))
                     .as("the remote tier's sample on b's /metrics")
                     .isPresent();
             assertThat(since(before, afterFetch))
                     .as("blocks by tier for the fetched prefix")
-                    .isEqualTo(Map.of("ram", 0.0, "remote", 8.0, "miss", 0.0));
+                    .isEqualTo(Map.of("ram", 0.0, "rdma", 8.0, "miss", 0.0));
 
             // Now resident on b: the same prefix again is a RAM hit, and nothing goes to the peer.
             QueryResponse again = scheduler.query(reader.instanceId(), hashes, "remote-2");
@@ -145,7 +145,7 @@ interface RemotePrefetchCases {
             scheduler.release(again.getReady().getLease());
             assertThat(since(afterFetch, tierBlocks(cluster().b())))
                     .as("blocks by tier for the second query")
-                    .isEqualTo(Map.of("ram", 8.0, "remote", 0.0, "miss", 0.0));
+                    .isEqualTo(Map.of("ram", 8.0, "rdma", 0.0, "miss", 0.0));
 
             // b announced what it fetched: it is now an owner of the prefix too.
             String b = cluster().b().advertised();

@@ -69,7 +69,8 @@ import org.slf4j.LoggerFactory;
 public final class RemoteFetchTier implements BackingTier {
     private static final Logger LOG = LoggerFactory.getLogger(RemoteFetchTier.class);
 
-    public static final String NAME = "remote";
+    /** The reference's label for blocks from a peer: its dashboards select {@code tier="rdma"}. */
+    public static final String NAME = "rdma";
     /** Blocks are grouped into allocations of about this size, so one fetch needs few allocations. */
     static final long CHUNK_BYTES = 4L << 20;
     /** Every rebuilt segment starts on a cache line. */
