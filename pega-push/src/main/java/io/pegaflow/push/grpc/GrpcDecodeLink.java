@@ -23,6 +23,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * {@link DecodeLink} over gRPC: one plaintext channel per decode server address, created on first use and closed with
@@ -62,7 +63,8 @@ public final class GrpcDecodeLink implements DecodeLink, AutoCloseable {
     }
 
     @Override
-    public void layerArrived(String address, long receiveId, int tpRank, int layer, Consumer<Throwable> done) {
+    public void layerArrived(
+            String address, long receiveId, int tpRank, int layer, Consumer<@Nullable Throwable> done) {
         var f = stub(address)
                 .layerArrived(LayerArrivedRequest.newBuilder()
                         .setReceiveId(receiveId)
@@ -73,7 +75,7 @@ public final class GrpcDecodeLink implements DecodeLink, AutoCloseable {
                 f,
                 new FutureCallback<LayerArrivedResponse>() {
                     @Override
-                    public void onSuccess(LayerArrivedResponse r) {
+                    public void onSuccess(@Nullable LayerArrivedResponse r) {
                         done.accept(null);
                     }
 
@@ -97,7 +99,7 @@ public final class GrpcDecodeLink implements DecodeLink, AutoCloseable {
                 f,
                 new FutureCallback<PushFailedResponse>() {
                     @Override
-                    public void onSuccess(PushFailedResponse r) {}
+                    public void onSuccess(@Nullable PushFailedResponse r) {}
 
                     @Override
                     public void onFailure(Throwable t) {

@@ -4,6 +4,7 @@ import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.device.DeviceCopier;
 import io.pegaflow.core.instance.LayerRegistration;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One worker rank's KV layers as registered for pushing: the layer memory mapped through the engine's device backend
@@ -21,8 +22,8 @@ public final class RankLayers implements AutoCloseable {
     private final int deviceId;
     private final List<LayerRegistration> layers;
     private final DeviceBackend backend;
-    private DeviceCopier pushCopier;
-    private DeviceCopier receiveCopier;
+    private @Nullable DeviceCopier pushCopier;
+    private @Nullable DeviceCopier receiveCopier;
     private int users;
     private boolean closed;
 

@@ -1,5 +1,7 @@
 package io.pegaflow.push.prefill;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The prefill server's calls to a decode server. An interface so the agent knows nothing of gRPC; the engine provides
  * the implementation over its channels.
@@ -7,7 +9,11 @@ package io.pegaflow.push.prefill;
 public interface DecodeLink {
     /** LayerArrived; {@code done} runs with null on success, or the failure. Never blocks. */
     void layerArrived(
-            String decodeAddress, long receiveId, int tpRank, int layer, java.util.function.Consumer<Throwable> done);
+            String decodeAddress,
+            long receiveId,
+            int tpRank,
+            int layer,
+            java.util.function.Consumer<@Nullable Throwable> done);
 
     /** PushFailed, best effort (the decode side's deadline covers a lost call). Never blocks. */
     void pushFailed(String decodeAddress, long receiveId, int tpRank, String reason);

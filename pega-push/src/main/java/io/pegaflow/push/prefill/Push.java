@@ -7,6 +7,7 @@ import io.pegaflow.push.layout.RankLayers;
 import io.pegaflow.push.layout.StagingLayout;
 import io.pegaflow.push.signal.LayerReadySignal;
 import io.pegaflow.transfer.PeerId;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One rank's push of one request on the prefill server. Created by StartPush and handed to the {@link PushAgent}
@@ -32,7 +33,10 @@ final class Push {
     int inFlightPuts; // layer batches submitted, not yet resolved
     int inFlightRpcs; // LayerArrived calls not yet answered
     final long[] readySeenNanos;
+
+    @Nullable
     String failure; // non-null once failed
+
     boolean finished;
     volatile int deliveredLayers; // read by the admin view
     AutoCloseable watch = () -> {}; // the WatchReceive stream, closed when the push succeeded

@@ -13,6 +13,7 @@ import io.pegaflow.transfer.TransferEngine;
 import io.pegaflow.transfer.TransferResult;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -116,7 +117,7 @@ final class PushAgent implements Agent {
         try {
             ready = p.ready.poll();
         } catch (RuntimeException e) {
-            fail(p, e.getMessage());
+            fail(p, String.valueOf(e.getMessage()));
             return 1;
         }
         if (ready < 0) {
@@ -217,15 +218,23 @@ final class PushAgent implements Agent {
     private void putDone(PushCommand.PutDone d) {
         Push p = d.push();
         p.inFlightPuts--;
-        if (d.error() != null || !d.result().isComplete()) {
+        Throwable putError = d.error();
+        if (putError != null) {
             outstandingLayers--;
-            String why = d.error() != null
-                    ? d.error().getMessage()
-                    : d.result().failure().getMessage();
-            fail(p, "the puts of layer " + d.layer() + " failed: " + why);
+            fail(p, "the puts of layer " + d.layer() + " failed: " + putError.getMessage());
             return;
         }
-        callbacks.pushed(d.result().bytesTransferred());
+        TransferResult result = Objects.requireNonNull(d.result(), "a put batch that did not fail has a result");
+        if (!result.isComplete()) {
+            outstandingLayers--;
+            fail(
+                    p,
+                    "the puts of layer " + d.layer() + " failed: "
+                            + Objects.requireNonNull(result.failure(), "an incomplete batch has a failure")
+                                    .getMessage());
+            return;
+        }
+        callbacks.pushed(result.bytesTransferred());
         if (p.failure != null) {
             outstandingLayers--;
             return;

@@ -1,16 +1,24 @@
 package io.pegaflow.push.prefill;
 
 import io.pegaflow.transfer.TransferResult;
+import org.jspecify.annotations.Nullable;
 
 /** What reaches the push agent: new pushes, and completions of its puts and calls (never more than it has out). */
 sealed interface PushCommand {
     record Start(Push push) implements PushCommand {}
 
-    /** A layer's batch resolved: every lane it used completed or closed. */
-    record PutDone(Push push, int layer, TransferResult result, Throwable error) implements PushCommand {}
+    /**
+     * A layer's batch resolved: every lane it used completed or closed. As the future's {@code whenComplete}:
+     * {@code error} is null exactly when {@code result} is there.
+     */
+    record PutDone(
+            Push push,
+            int layer,
+            @Nullable TransferResult result,
+            @Nullable Throwable error) implements PushCommand {}
 
-    /** The decode server answered LayerArrived for a layer. */
-    record Delivered(Push push, int layer, Throwable error) implements PushCommand {}
+    /** The decode server answered LayerArrived for a layer: {@code error} is null when it succeeded. */
+    record Delivered(Push push, int layer, @Nullable Throwable error) implements PushCommand {}
 
     /** The push's WatchReceive stream ended early: the decode server went away or failed the receive. */
     record LinkBroken(Push push, String reason) implements PushCommand {}
