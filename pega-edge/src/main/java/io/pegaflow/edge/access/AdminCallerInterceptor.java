@@ -9,6 +9,7 @@ import io.grpc.ServerCallHandler;
 import io.pegaflow.edge.rpc.EdgeInterceptor;
 import io.pegaflow.edge.rpc.EdgeStage;
 import java.net.SocketAddress;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Puts the call's transport peer and its {@code authorization} metadata into the gRPC {@link Context}, where
@@ -31,7 +32,7 @@ public final class AdminCallerInterceptor implements EdgeInterceptor {
     }
 
     /** The transport peer of the gRPC call being served on this thread, or {@code null} outside a call. */
-    public static SocketAddress currentPeer() {
+    public static @Nullable SocketAddress currentPeer() {
         return PEER.get();
     }
 
