@@ -3,6 +3,7 @@ package io.pegaflow.concurrency;
 import io.pegaflow.core.memory.PinnedAllocation;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
+import org.jspecify.annotations.Nullable;
 
 /** Pinned pools for jcstress states: one shared pool per forked VM, or a tiny private pool per state. */
 public final class Pools {
@@ -40,7 +41,7 @@ public final class Pools {
     }
 
     /** The first unit {@code allocation} covers, counted from the start of {@code pool}'s only shard; -1 for null. */
-    public static int unitIndex(PinnedMemoryPool pool, PinnedAllocation allocation) {
+    public static int unitIndex(PinnedMemoryPool pool, @Nullable PinnedAllocation allocation) {
         if (allocation == null) {
             return -1;
         }

@@ -4,7 +4,9 @@ import static org.openjdk.jcstress.annotations.Expect.ACCEPTABLE;
 import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
 
 import io.pegaflow.core.device.MappingCache;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 import org.openjdk.jcstress.annotations.Actor;
 import org.openjdk.jcstress.annotations.Arbiter;
 import org.openjdk.jcstress.annotations.JCStressTest;
@@ -41,7 +43,7 @@ public class MappingCacheLastReleaseVsAcquire {
                 closes.incrementAndGet();
             });
     private final MappingCache.Entry<String, Integer> first = cache.acquire("handle");
-    private MappingCache.Entry<String, Integer> second;
+    private MappingCache.@Nullable Entry<String, Integer> second; // set by the registration actor
 
     @Actor
     public void lastLayerCloses() {
@@ -55,7 +57,8 @@ public class MappingCacheLastReleaseVsAcquire {
 
     @Arbiter
     public void arbiter(III_Result r) {
-        second.release();
+        // jcstress runs the arbiter after every actor of the state has returned
+        Objects.requireNonNull(second, "the registration actor ran").release();
         r.r1 = opens.get();
         r.r2 = closes.get();
         r.r3 = maxOpen.get();

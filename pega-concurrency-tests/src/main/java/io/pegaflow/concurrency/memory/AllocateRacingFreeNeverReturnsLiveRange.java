@@ -6,6 +6,8 @@ import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
 import io.pegaflow.concurrency.Pools;
 import io.pegaflow.core.memory.PinnedAllocation;
 import io.pegaflow.core.memory.PinnedMemoryPool;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.openjdk.jcstress.annotations.Actor;
 import org.openjdk.jcstress.annotations.Arbiter;
 import org.openjdk.jcstress.annotations.JCStressTest;
@@ -28,9 +30,11 @@ import org.openjdk.jcstress.infra.results.II_Result;
 @State
 public class AllocateRacingFreeNeverReturnsLiveRange {
     private final PinnedMemoryPool pool = Pools.ofUnits(2);
-    private final PinnedAllocation freed = pool.allocate(Pools.UNIT_BYTES);
-    private final PinnedAllocation held = pool.allocate(Pools.UNIT_BYTES);
-    private PinnedAllocation raced;
+    private final PinnedAllocation freed =
+            Objects.requireNonNull(pool.allocate(Pools.UNIT_BYTES), "a fresh pool of two units has room");
+    private final PinnedAllocation held =
+            Objects.requireNonNull(pool.allocate(Pools.UNIT_BYTES), "a fresh pool of two units has room");
+    private @Nullable PinnedAllocation raced; // null when the allocation found no free unit
 
     @Actor
     public void free() {

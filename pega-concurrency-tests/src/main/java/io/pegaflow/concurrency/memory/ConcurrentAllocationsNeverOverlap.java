@@ -6,6 +6,7 @@ import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
 import io.pegaflow.concurrency.Pools;
 import io.pegaflow.core.memory.PinnedAllocation;
 import io.pegaflow.core.memory.PinnedMemoryPool;
+import org.jspecify.annotations.Nullable;
 import org.openjdk.jcstress.annotations.Actor;
 import org.openjdk.jcstress.annotations.Arbiter;
 import org.openjdk.jcstress.annotations.JCStressTest;
@@ -29,8 +30,9 @@ import org.openjdk.jcstress.infra.results.III_Result;
 @State
 public class ConcurrentAllocationsNeverOverlap {
     private final PinnedMemoryPool pool = Pools.ofUnits(3);
-    private PinnedAllocation small;
-    private PinnedAllocation large;
+    // null when the allocation found no room
+    private @Nullable PinnedAllocation small;
+    private @Nullable PinnedAllocation large;
 
     @Actor
     public void allocateOneUnit() {
@@ -48,7 +50,7 @@ public class ConcurrentAllocationsNeverOverlap {
         r.r2 = Pools.unitIndex(pool, large);
         PinnedAllocation extra = pool.allocate(Pools.UNIT_BYTES);
         r.r3 = extra == null ? 0 : 1;
-        for (PinnedAllocation a : new PinnedAllocation[] {small, large, extra}) {
+        for (@Nullable PinnedAllocation a : new @Nullable PinnedAllocation[] {small, large, extra}) {
             if (a != null) {
                 a.release();
             }

@@ -6,6 +6,7 @@ import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
 import io.pegaflow.concurrency.Pools;
 import io.pegaflow.core.memory.PinnedAllocation;
 import io.pegaflow.core.memory.PinnedMemoryPool;
+import java.util.Objects;
 import org.openjdk.jcstress.annotations.Actor;
 import org.openjdk.jcstress.annotations.Arbiter;
 import org.openjdk.jcstress.annotations.JCStressTest;
@@ -27,8 +28,10 @@ import org.openjdk.jcstress.infra.results.III_Result;
 @State
 public class NeighbourFreesMerge {
     private final PinnedMemoryPool pool = Pools.ofUnits(2);
-    private final PinnedAllocation left = pool.allocate(Pools.UNIT_BYTES);
-    private final PinnedAllocation right = pool.allocate(Pools.UNIT_BYTES);
+    private final PinnedAllocation left =
+            Objects.requireNonNull(pool.allocate(Pools.UNIT_BYTES), "a fresh pool of two units has room");
+    private final PinnedAllocation right =
+            Objects.requireNonNull(pool.allocate(Pools.UNIT_BYTES), "a fresh pool of two units has room");
 
     @Actor
     public void freeLeft() {

@@ -6,6 +6,7 @@ import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
 import io.pegaflow.concurrency.Pools;
 import io.pegaflow.core.memory.PinnedAllocation;
 import io.pegaflow.core.memory.PinnedMemoryPool;
+import java.util.Objects;
 import org.openjdk.jcstress.annotations.Actor;
 import org.openjdk.jcstress.annotations.Arbiter;
 import org.openjdk.jcstress.annotations.JCStressTest;
@@ -29,7 +30,8 @@ import org.openjdk.jcstress.infra.results.IIII_Result;
 @State
 public class PinnedAllocationLastReleaseVsTryRetain {
     private final PinnedMemoryPool pool = Pools.ofUnits(1);
-    private final PinnedAllocation allocation = pool.allocate(Pools.UNIT_BYTES);
+    private final PinnedAllocation allocation =
+            Objects.requireNonNull(pool.allocate(Pools.UNIT_BYTES), "a fresh pool of one unit has room");
 
     @Actor
     public void lastOwner() {

@@ -1,0 +1,7 @@
+/**
+ * jcstress tests of sealed blocks' reference counts.
+ */
+@NullMarked
+package io.pegaflow.concurrency.block;
+
+import org.jspecify.annotations.NullMarked;
