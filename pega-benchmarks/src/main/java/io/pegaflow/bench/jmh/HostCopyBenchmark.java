@@ -76,10 +76,11 @@ public class HostCopyBenchmark {
 
         @Setup(Level.Trial)
         public void setUp(Copy copy) {
-            allocation = copy.fixture.engine().pool().allocate(copy.totalBytes);
-            if (allocation == null) {
+            PinnedAllocation a = copy.fixture.engine().pool().allocate(copy.totalBytes);
+            if (a == null) {
                 throw new IllegalStateException("pool has no room for " + copy.totalBytes + " bytes");
             }
+            allocation = a;
         }
 
         @TearDown(Level.Trial)

@@ -1,5 +1,7 @@
 package io.pegaflow.bench.jmh;
 
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Param;
@@ -24,7 +26,7 @@ public class QueryPrefetchLeaseBenchmark extends CpuPathBenchmark {
     String hashes;
 
     private String reqId;
-    private byte[] lease;
+    private byte @Nullable [] lease; // set by the benchmark method, released after each invocation
     private long iteration;
 
     @Override
@@ -48,6 +50,7 @@ public class QueryPrefetchLeaseBenchmark extends CpuPathBenchmark {
 
     @TearDown(Level.Invocation)
     public void afterInvocation() {
-        fixture.release(lease);
+        // JMH runs an invocation's teardown after the benchmark method returned
+        fixture.release(Objects.requireNonNull(lease, "the benchmark method ran"));
     }
 }

@@ -2,8 +2,10 @@ package io.pegaflow.bench.jmh;
 
 import io.pegaflow.core.engine.BlockIndexListener;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.atomic.LongAdder;
+import org.jspecify.annotations.Nullable;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.Param;
 
@@ -27,7 +29,7 @@ public class SaveFlushMetaserverEnqueueBenchmark extends SaveBenchmark {
     @Param({"host"})
     String backend;
 
-    private EnqueueListener listener;
+    private @Nullable EnqueueListener listener; // made with the fixture, in the trial's setUp
 
     /** Bounded enqueue, drop when full; a daemon discards what it takes. */
     static final class EnqueueListener implements BlockIndexListener {
@@ -89,6 +91,6 @@ public class SaveFlushMetaserverEnqueueBenchmark extends SaveBenchmark {
     @Override
     public void tearDown() {
         super.tearDown();
-        listener.stop();
+        Objects.requireNonNull(listener, "setUp made the listener").stop();
     }
 }

@@ -3,4 +3,7 @@
  * (spec/storage.md §8.1). Run them from {@code pega-benchmarks/target/benchmarks.jar}; docs/benchmarks.md lists the
  * commands and the figures.
  */
+@NullMarked
 package io.pegaflow.bench.jmh;
+
+import org.jspecify.annotations.NullMarked;

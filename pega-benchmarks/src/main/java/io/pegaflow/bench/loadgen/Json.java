@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.core.StreamWriteFeature;
 import tools.jackson.databind.SerializationFeature;
 import tools.jackson.databind.json.JsonMapper;
@@ -31,7 +32,7 @@ final class Json {
         return MAPPER.readValue(json, Object.class);
     }
 
-    private static Object normalize(Object v) {
+    private static @Nullable Object normalize(@Nullable Object v) {
         if (v instanceof Double || v instanceof Float) {
             double d = ((Number) v).doubleValue();
             return Double.isFinite(d)
@@ -39,12 +40,12 @@ final class Json {
                     : null;
         }
         if (v instanceof Map<?, ?> m) {
-            Map<String, Object> out = new LinkedHashMap<>();
+            Map<String, @Nullable Object> out = new LinkedHashMap<>();
             m.forEach((k, x) -> out.put(String.valueOf(k), normalize(x)));
             return out;
         }
         if (v instanceof List<?> l) {
-            List<Object> out = new ArrayList<>(l.size());
+            List<@Nullable Object> out = new ArrayList<>(l.size());
             l.forEach(x -> out.add(normalize(x)));
             return out;
         }

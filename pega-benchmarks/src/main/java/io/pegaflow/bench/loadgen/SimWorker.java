@@ -29,6 +29,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One simulated vLLM worker: its own instance (tp 1 of 1, world 1), {@code layers} layers of {@code blocksPerRequest}
@@ -59,7 +60,7 @@ final class SimWorker implements AutoCloseable {
     private final int deviceBlocks;
     private final long blockBytes;
     private long requestCounter;
-    private ClientCall<SessionRequest, SessionEvent> session; // null until register() opened it
+    private @Nullable ClientCall<SessionRequest, SessionEvent> session; // null until register() opened it
 
     SimWorker(
             String instanceId,

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
@@ -58,6 +59,11 @@ final class Stats {
     private final AtomicInteger errorSampleCount = new AtomicInteger();
     private volatile boolean recording;
 
+    /** The constructor put an entry for every constant into each of the maps above. */
+    private static <K, V> V entry(Map<K, V> map, K key) {
+        return Objects.requireNonNull(map.get(key), "every constant has an entry");
+    }
+
     Stats() {
         for (Rpc r : Rpc.values()) {
             rpc.put(r, new Recorder(HIGHEST_US, 3));
@@ -100,14 +106,14 @@ final class Stats {
 
     void rpc(Rpc which, long nanos) {
         if (recording) {
-            rpc.get(which).recordValue(Math.min(HIGHEST_US, Math.max(1, nanos / 1000)));
+            entry(rpc, which).recordValue(Math.min(HIGHEST_US, Math.max(1, nanos / 1000)));
         }
     }
 
     void op(OpMix.Op which, long nanos) {
         if (recording) {
-            op.get(which).recordValue(Math.min(HIGHEST_US, Math.max(1, nanos / 1000)));
-            opCounts.get(which).increment();
+            entry(op, which).recordValue(Math.min(HIGHEST_US, Math.max(1, nanos / 1000)));
+            entry(opCounts, which).increment();
             ops.increment();
         }
     }
@@ -133,7 +139,7 @@ final class Stats {
     }
 
     long opCount(OpMix.Op which) {
-        return opCounts.get(which).sum();
+        return entry(opCounts, which).sum();
     }
 
     /** The latencies recorded since the last call (call once, at the end). */

@@ -19,6 +19,7 @@ import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -65,7 +66,8 @@ public final class TransferThroughput {
     private static void target(Path dir, TransferConfig config) throws Exception {
         try (PinnedMemoryPool pool = PinnedMemoryPool.create(PoolConfig.of(SOURCE_BYTES + MIB));
                 TransferEngine engine = UcxTransferEngine.open(config, pool.regions(), NanoClock.SYSTEM)) {
-            PinnedAllocation source = pool.allocate(SOURCE_BYTES);
+            PinnedAllocation source =
+                    Objects.requireNonNull(pool.allocate(SOURCE_BYTES), "a pool sized for the source has room");
             fill(source.address(), SOURCE_BYTES);
             Files.write(
                     dir.resolve("source.addr"),
@@ -90,7 +92,8 @@ public final class TransferThroughput {
                     new String(await(dir.resolve("source.addr")), java.nio.charset.StandardCharsets.US_ASCII).strip());
             PeerId peer = new PeerId("target");
             engine.connect(peer, target, TIMEOUT_NANOS).get(60, TimeUnit.SECONDS);
-            PinnedAllocation dst = pool.allocate(window * BATCH_BYTES);
+            PinnedAllocation dst =
+                    Objects.requireNonNull(pool.allocate(window * BATCH_BYTES), "a pool sized for the window has room");
             for (String size : sizes) {
                 long opBytes = Long.parseLong(size.strip());
                 verify(engine, peer, dst.address(), source, opBytes);
