@@ -27,6 +27,13 @@ import org.junit.jupiter.api.Timeout;
 @Tag("gpu")
 @Timeout(value = 600, unit = TimeUnit.SECONDS)
 class CudaCopyBenchGpuTest {
+    /** The submitter counts the batch-submitter table tries: {@code -Dpega.gpu.submitters=1,2,3,4,6} (default 1,2,3). */
+    private static final int[] SUBMITTERS = Arrays.stream(
+                    System.getProperty("pega.gpu.submitters", "1,2,3").split(","))
+            .map(String::strip)
+            .mapToInt(Integer::parseInt)
+            .toArray();
+
     private static final long GIB = 1L << 30;
     private static final long BATCH = GIB;
     private static final int RUNS = 5;
@@ -152,7 +159,7 @@ class CudaCopyBenchGpuTest {
                             bench.save(one, up, RUNS), bench.load(one, down, RUNS), bench.both(one, up, down, 3)
                         };
                     }
-                    for (int n = 1; n <= 3; n++) {
+                    for (int n : SUBMITTERS) {
                         CudaCopyConfig d = CudaCopyConfig.defaults();
                         CudaCopyConfig c = new CudaCopyConfig(
                                 CopyMode.BATCH,
