@@ -9,6 +9,7 @@ import io.pegaflow.testkit.LoadStateShm;
 import io.pegaflow.testkit.MockVllmWorker;
 import io.pegaflow.testkit.PushClient;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -30,22 +31,29 @@ final class MidPush implements AutoCloseable {
     private final MockVllmWorker decode;
     private final PushClient prefillClient;
     private final LayerReadyShm ready;
+    /** What this opened, newest first: closed in that order, also when the constructor fails half-way. */
+    private final List<AutoCloseable> opened = new ArrayList<>();
 
     /** {@code tag} names the request's keys; {@code salt} the bytes of layer 0. */
     MidPush(int prefillPort, int decodePort, String tag, long salt) {
-        prefill = PushFixture.worker("prefill-0", 0, 1, prefillPort);
-        decode = PushFixture.worker("decode-0", 0, 1, decodePort);
-        prefillClient = PushClient.connect("127.0.0.1", prefillPort, RPC);
-        decodeClient = PushClient.connect("127.0.0.1", decodePort, RPC);
-        loadState = LoadStateShm.create();
-        pushState = LoadStateShm.create();
-        ready = LayerReadyShm.create(LAYERS);
         try {
+            prefill = own(PushFixture.worker("prefill-0", 0, 1, prefillPort));
+            decode = own(PushFixture.worker("decode-0", 0, 1, decodePort));
+            prefillClient = own(PushClient.connect("127.0.0.1", prefillPort, RPC));
+            decodeClient = own(PushClient.connect("127.0.0.1", decodePort, RPC));
+            loadState = own(LoadStateShm.create());
+            pushState = own(LoadStateShm.create());
+            ready = own(LayerReadyShm.create(LAYERS));
             start(salt, tag);
         } catch (RuntimeException | Error e) {
             close();
             throw e;
         }
+    }
+
+    private <T extends AutoCloseable> T own(T resource) {
+        opened.add(0, resource);
+        return resource;
     }
 
     private void start(long salt, String tag) {
@@ -67,12 +75,13 @@ final class MidPush implements AutoCloseable {
 
     @Override
     public void close() {
-        ready.close();
-        pushState.close();
-        loadState.close();
-        decodeClient.close();
-        prefillClient.close();
-        decode.close();
-        prefill.close();
+        for (AutoCloseable c : opened) {
+            try {
+                c.close();
+            } catch (Exception e) {
+                throw new IllegalStateException("closing " + c, e);
+            }
+        }
+        opened.clear();
     }
 }
