@@ -4,12 +4,14 @@ import io.pegaflow.sys.LibC;
 import io.pegaflow.sys.NativeException;
 import io.pegaflow.sys.Posix;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One shard's anonymous mapping: mapped, optionally bound to a NUMA node, and pre-touched by {@link #map}; unmapped by
- * {@link #unmap}. Strategy, in order:
+ * One shard's memory: mapped (or allocated from a {@link ShardMemory}), optionally bound to a NUMA node, and
+ * pre-touched by {@link #map}; unmapped or handed back by {@link #unmap}. The pool's own mappings are anonymous, in
+ * this order:
  *
  * <ol>
  *   <li>{@code hugePages}: round the length up to {@code Hugepagesize} and map with {@code MAP_HUGETLB}. When the
@@ -31,17 +33,25 @@ final class BackingRegion {
     enum PageKind {
         REGULAR,
         HUGETLB,
-        TRANSPARENT_HUGE
+        TRANSPARENT_HUGE,
+        /** Allocated by a {@link ShardMemory}, which chose the pages. */
+        SHARD_MEMORY
     }
 
     private final long address;
     private final long lengthBytes;
     private final PageKind pageKind;
+    private final ShardMemory.@Nullable Mapping external;
 
     private BackingRegion(long address, long lengthBytes, PageKind pageKind) {
+        this(address, lengthBytes, pageKind, null);
+    }
+
+    private BackingRegion(long address, long lengthBytes, PageKind pageKind, ShardMemory.@Nullable Mapping external) {
         this.address = address;
         this.lengthBytes = lengthBytes;
         this.pageKind = pageKind;
+        this.external = external;
     }
 
     /**
@@ -50,8 +60,10 @@ final class BackingRegion {
      * @throws NativeException when no mapping can be made; nothing stays mapped then
      * @throws IllegalStateException when pre-touching stalled past its deadline; the mapping is left in place then
      */
-    static BackingRegion map(long requestedBytes, PoolConfig config, String name) {
-        BackingRegion region = config.hugePages() ? mapHuge(requestedBytes) : mapRegular(requestedBytes);
+    static BackingRegion map(long requestedBytes, PoolConfig config, String name, @Nullable ShardMemory memory) {
+        BackingRegion region = memory != null
+                ? allocated(memory.allocate(requestedBytes, name), requestedBytes)
+                : config.hugePages() ? mapHuge(requestedBytes) : mapRegular(requestedBytes);
         try {
             region.prepare(config, name);
         } catch (PreToucher.Stalled e) {
@@ -62,6 +74,15 @@ final class BackingRegion {
             throw e;
         }
         return region;
+    }
+
+    private static BackingRegion allocated(ShardMemory.Mapping m, long requestedBytes) {
+        if (m.lengthBytes() < requestedBytes) {
+            m.release();
+            throw new IllegalStateException(
+                    "shard memory allocated " + m.lengthBytes() + " bytes, asked for " + requestedBytes);
+        }
+        return new BackingRegion(m.address(), m.lengthBytes(), PageKind.SHARD_MEMORY, m);
     }
 
     private static BackingRegion mapRegular(long bytes) {
@@ -105,7 +126,10 @@ final class BackingRegion {
                     name,
                     config.numaNode());
         }
-        long pageBytes = pageKind == PageKind.REGULAR ? Posix.pageSize() : HugePages.sizeBytesFromMeminfo();
+        // Pre-touching at the small page size is correct for any pages, only slower for huge ones.
+        long pageBytes = pageKind == PageKind.HUGETLB || pageKind == PageKind.TRANSPARENT_HUGE
+                ? HugePages.sizeBytesFromMeminfo()
+                : Posix.pageSize();
         int threads =
                 PreToucher.threadCount(lengthBytes, pageBytes, config.pretouchThreads(), CpuTopology.availableCores());
         PreToucher.touch(address, lengthBytes, pageBytes, threads, name);
@@ -124,12 +148,21 @@ final class BackingRegion {
     }
 
     /**
-     * Unmaps; a failure is logged, because nothing can be done about it at shutdown.
+     * Unmaps, or hands an allocated region back to its {@link ShardMemory}; a failure is logged, because nothing can be
+     * done about it at shutdown.
      *
      * <p>OFF-HEAP: the caller guarantees no allocation inside the region is still in use (the pool calls this only
      * when none is outstanding) and calls it once.
      */
     void unmap() {
+        if (external != null) {
+            try {
+                external.release();
+            } catch (RuntimeException e) {
+                log.error("release of {} bytes at {} failed", lengthBytes, Long.toHexString(address), e);
+            }
+            return;
+        }
         try {
             Posix.munmap(address, lengthBytes);
         } catch (NativeException e) {

@@ -11,8 +11,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Host memory for KV blocks: one anonymous mapping per shard, outside the Java heap, each managed by an
- * {@link OffsetAllocator} under its own lock (see {@code docs/design/memory-pool.md}).
+ * Host memory for KV blocks: one mapping per shard (anonymous, or allocated from a {@link ShardMemory}), outside the
+ * Java heap, each managed by an {@link OffsetAllocator} under its own lock (see {@code docs/design/memory-pool.md}).
  *
  * <p>{@link #allocate} starts at a round-robin shard and tries each shard once, so concurrent savers spread over the
  * shard locks. It returns null when nothing fits; the engine then evicts and retries. Allocations are reference counted
@@ -68,6 +68,15 @@ public final class PinnedMemoryPool implements AutoCloseable {
      * @throws io.pegaflow.sys.NativeException when a mapping fails; shards mapped so far are unmapped again
      */
     public static PinnedMemoryPool create(PoolConfig config) {
+        return create(config, null);
+    }
+
+    /**
+     * As {@link #create(PoolConfig)}, with every shard allocated from {@code memory} instead of mapped by the pool
+     * ({@link PoolConfig#hugePages()} is then the memory's business); null maps them anonymously. {@code memory} must
+     * outlive the pool.
+     */
+    public static PinnedMemoryPool create(PoolConfig config, @Nullable ShardMemory memory) {
         long startNanos = NanoClock.SYSTEM.nanoTime();
         long shardBytes = config.shardCapacityBytes();
         long unitBytes = UnitScaledAllocator.unitBytesFor(Math.max(1, shardBytes), config.hintValueSizeBytes());
@@ -78,7 +87,7 @@ public final class PinnedMemoryPool implements AutoCloseable {
         List<BackingRegion> backing = new ArrayList<>(config.shards());
         try {
             for (int i = 0; i < config.shards(); i++) {
-                backing.add(BackingRegion.map(shardBytes, config, "pool-shard-" + i));
+                backing.add(BackingRegion.map(shardBytes, config, "pool-shard-" + i, memory));
             }
         } catch (RuntimeException | Error e) {
             backing.forEach(BackingRegion::unmap);
@@ -94,7 +103,7 @@ public final class PinnedMemoryPool implements AutoCloseable {
                         + " took {} ms",
                 config.shards(),
                 mappedBytes,
-                backing.get(0).pageKind(),
+                memory == null ? backing.get(0).pageKind() : memory.describe(),
                 finalUnitBytes,
                 pool.capacityBytes,
                 config.numaNode(),
