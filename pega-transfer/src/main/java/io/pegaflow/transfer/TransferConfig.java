@@ -1,5 +1,6 @@
 package io.pegaflow.transfer;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
@@ -68,6 +69,30 @@ public record TransferConfig(List<String> nics, int qpsPerPeer, String transport
             }
         }
         return false;
+    }
+
+    /**
+     * Whether UCX may use shared memory between processes of this host: the list is empty (UCX chooses), excludes
+     * other transports only ({@code ^tcp}), or names {@code sm}, {@code shm}, {@code posix} or {@code sysv}.
+     */
+    public boolean allowsSharedMemory() {
+        return allowsSharedMemory(transports);
+    }
+
+    /** {@link #allowsSharedMemory()} for a {@code pega.rdma.transports} value, before it is validated. */
+    public static boolean allowsSharedMemory(String transports) {
+        String t = transports.strip().toLowerCase(Locale.ROOT);
+        if (t.isEmpty()) {
+            return true;
+        }
+        boolean exclude = t.startsWith("^");
+        Set<String> named = Set.copyOf(Arrays.asList(COMMA.split(exclude ? t.substring(1) : t, -1)));
+        boolean namesShm = named.contains("sm") || named.contains("shm");
+        boolean namesMm = named.contains("posix") || named.contains("sysv");
+        if (exclude) {
+            return !namesShm && !(named.contains("posix") && named.contains("sysv"));
+        }
+        return namesShm || namesMm;
     }
 
     private static TransferException refused(String why) {

@@ -42,6 +42,25 @@ class TransferConfigTest {
                 .isEqualTo(expected);
     }
 
+    @ParameterizedTest(name = "[{0}] -> {1}")
+    @CsvSource({
+        "'',true",
+        "tcp,false",
+        "'rc,sm,self',true",
+        "'SHM,self',true",
+        "'tcp,sysv',true",
+        "'cma,tcp',false",
+        "'^tcp',true",
+        "'^shm',false",
+        "'^posix,sysv',false",
+        "'^posix',true"
+    })
+    void shouldTellWhetherUcxMayUseSharedMemory(String tls, boolean expected) {
+        assertThat(TransferConfig.allowsSharedMemory(tls)).isEqualTo(expected);
+        assertThat(TransferConfig.of("lo", 1).withTransports(tls).allowsSharedMemory())
+                .isEqualTo(expected);
+    }
+
     private static void assertRefused(Runnable r, String message) {
         assertThatThrownBy(r::run)
                 .isInstanceOfSatisfying(

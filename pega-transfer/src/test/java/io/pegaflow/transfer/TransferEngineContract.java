@@ -70,7 +70,7 @@ public abstract class TransferEngineContract {
         final PeerId id;
 
         Node(String name, int lanes, long poolBytes) {
-            pool = PinnedMemoryPool.create(PoolConfig.of(poolBytes));
+            pool = newPool(lanes, poolBytes);
             toClose.add(0, pool);
             engine = open(lanes, pool.regions());
             toClose.add(0, engine);
@@ -83,6 +83,16 @@ public abstract class TransferEngineContract {
             toClose.add(0, a::release);
             return a;
         }
+    }
+
+    /** A node's pool, made just before its engine; what must close after the pool goes to {@link #closeLater}. */
+    protected PinnedMemoryPool newPool(int lanes, long poolBytes) {
+        return PinnedMemoryPool.create(PoolConfig.of(poolBytes));
+    }
+
+    /** Closes {@code c} after the test, after everything registered later and before everything registered earlier. */
+    protected final void closeLater(AutoCloseable c) {
+        toClose.add(0, c);
     }
 
     protected Node node(String name, int lanes) {

@@ -14,20 +14,20 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.openucx.jucx.UcxException;
 import org.openucx.jucx.ucp.UcpContext;
 import org.openucx.jucx.ucp.UcpMemMapParams;
 import org.openucx.jucx.ucp.UcpMemory;
-import org.openucx.jucx.ucp.UcpParams;
 import org.openucx.jucx.ucp.UcpWorker;
 import org.openucx.jucx.ucp.UcpWorkerParams;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The UCX data plane: one {@code UcpContext} over the configured NICs, the pool's regions registered with it once
- * ({@code ucp_mem_map} of the existing mapping, so peers address pool memory directly), and one {@code UcpWorker} per
- * lane.
+ * The UCX data plane: one {@code UcpContext} over the configured NICs (its own, or a {@link UcxSharedMemory}'s that
+ * allocated the pool), the pool's regions registered with it once ({@code ucp_mem_map} of the existing mapping, or the
+ * allocation's own handle, so peers address pool memory directly), and one {@code UcpWorker} per lane.
  *
  * <p>Release order, the one UCX survives (a context closed while memory is still mapped aborts the JVM in
  * {@code rcache.c}, spec/dependencies.md §2): the lanes first close their endpoints, destroy remote keys and close
@@ -39,14 +39,17 @@ final class UcxFabric implements Fabric {
 
     private final TransferConfig config;
     private final long instanceId = RANDOM.nextLong();
-    private final UcpContext context;
+    /** Null when the context is borrowed from a {@link UcxSharedMemory}, which closes it. */
+    private final @Nullable UcpContext context;
+    /** What this fabric registered itself; a shared memory's allocations are released by the pool. */
     private final List<UcpMemory> memories;
+
     private final List<RegisteredRegion> regions;
     private final List<UcxLane> lanes;
 
     private UcxFabric(
             TransferConfig config,
-            UcpContext context,
+            @Nullable UcpContext context,
             List<UcpMemory> memories,
             List<RegisteredRegion> regions,
             List<UcxLane> lanes) {
@@ -58,29 +61,32 @@ final class UcxFabric implements Fabric {
     }
 
     /**
-     * Creates the context, registers the regions and creates the workers. On any failure everything made so far is
-     * released again, in order, and the failure is reported: there is no fallback to running without transfers.
+     * Creates the context (or borrows {@code shared}'s), registers the regions (a region {@code shared} allocated keeps
+     * that allocation's memory handle) and creates the workers. On any failure everything made so far is released
+     * again, in order, and the failure is reported: there is no fallback to running without transfers.
      *
      * @throws TransferException {@link Kind#INIT_FAILED} naming the NICs, transports and UCX's reason
      */
-    static UcxFabric open(TransferConfig config, List<MemoryRegionInfo> pool, Path sysClass) {
-        List<String> devices = NetDevices.resolve(config.nics(), sysClass);
-        UcpContext context;
-        try {
-            context = new UcpContext(params(config, devices));
-        } catch (UcxException | LinkageError e) { // LinkageError: libucx0 missing or too old
-            throw initFailed(config, "UCX context: " + e.getMessage(), e);
+    static UcxFabric open(
+            TransferConfig config, List<MemoryRegionInfo> pool, Path sysClass, @Nullable UcxSharedMemory shared) {
+        if (shared != null && !shared.config().equals(config)) {
+            throw new IllegalArgumentException("the shared memory's context was made for " + shared.config()
+                    + ", the engine is asked for " + config);
         }
-        List<UcpMemory> memories = new ArrayList<>();
+        UcpContext context = shared != null ? shared.context() : UcxContexts.open(config, sysClass);
+        List<UcpMemory> owned = new ArrayList<>();
         List<UcpWorker> workers = new ArrayList<>();
         try {
             List<MemoryRegionInfo> sorted = new ArrayList<>(pool);
             sorted.sort(Comparator.comparingLong(MemoryRegionInfo::address));
             List<RegisteredRegion> regions = new ArrayList<>(sorted.size());
             for (MemoryRegionInfo r : sorted) {
-                UcpMemory memory = context.memoryMap(
-                        new UcpMemMapParams().setAddress(r.address()).setLength(r.lengthBytes()));
-                memories.add(memory);
+                UcpMemory memory = shared == null ? null : shared.memoryHolding(r.address(), r.lengthBytes());
+                if (memory == null) {
+                    memory = context.memoryMap(
+                            new UcpMemMapParams().setAddress(r.address()).setLength(r.lengthBytes()));
+                    owned.add(memory);
+                }
                 regions.add(new RegisteredRegion(r.address(), r.lengthBytes(), bytes(memory.getRemoteKeyBuffer())));
             }
             List<UcxLane> lanes = new ArrayList<>(config.qpsPerPeer());
@@ -89,34 +95,16 @@ final class UcxFabric implements Fabric {
                 workers.add(worker);
                 lanes.add(new UcxLane(i, worker, config.peerErrorHandling()));
             }
-            return new UcxFabric(config, context, memories, List.copyOf(regions), List.copyOf(lanes));
+            return new UcxFabric(
+                    config, shared == null ? context : null, owned, List.copyOf(regions), List.copyOf(lanes));
         } catch (UcxException e) {
             workers.forEach(UcpWorker::close);
-            memories.forEach(UcpMemory::deregister);
-            context.close();
-            throw initFailed(config, Objects.requireNonNullElse(e.getMessage(), e.toString()), e);
+            owned.forEach(UcpMemory::deregister);
+            if (shared == null) {
+                context.close();
+            }
+            throw UcxContexts.initFailed(config, Objects.requireNonNullElse(e.getMessage(), e.toString()), e);
         }
-    }
-
-    private static UcpParams params(TransferConfig config, List<String> devices) {
-        UcpParams p = new UcpParams()
-                .requestRmaFeature()
-                .setMtWorkersShared(false)
-                .setEstimatedNumEps(64L * config.qpsPerPeer())
-                .setConfig("NET_DEVICES", String.join(",", devices));
-        if (!config.transports().isEmpty()) {
-            p.setConfig("TLS", config.transports());
-        }
-        return p;
-    }
-
-    private static TransferException initFailed(TransferConfig config, String why, Throwable cause) {
-        return new TransferException(
-                Kind.INIT_FAILED,
-                "UCX initialisation failed for pega.rdma.nics=" + String.join(",", config.nics())
-                        + (config.transports().isEmpty() ? "" : " pega.rdma.transports=" + config.transports()) + ": "
-                        + why,
-                cause);
     }
 
     private static byte[] bytes(ByteBuffer b) {
@@ -158,7 +146,9 @@ final class UcxFabric implements Fabric {
     @Override
     public void release() {
         memories.forEach(UcpMemory::deregister);
-        context.close();
+        if (context != null) {
+            context.close();
+        }
     }
 
     @Override

@@ -37,6 +37,17 @@ public final class UcxTransferEngine {
             NanoClock clock,
             Executor completions,
             Path sysClass) {
-        return new LaneEngine(UcxFabric.open(config, regions, sysClass), clock, completions);
+        return new LaneEngine(UcxFabric.open(config, regions, sysClass, null), clock, completions);
+    }
+
+    /**
+     * As {@link #open(TransferConfig, List, NanoClock)} on {@code shared}'s context, for a pool allocated from
+     * {@code shared}: its regions keep their allocations' handles (so peers on the same host read them through shared
+     * memory). {@code shared} must be made for the same {@code config} and closed after the engine and the pool.
+     */
+    public static TransferEngine open(
+            TransferConfig config, UcxSharedMemory shared, List<MemoryRegionInfo> regions, NanoClock clock) {
+        return new LaneEngine(
+                UcxFabric.open(config, regions, Path.of("/sys/class"), shared), clock, ForkJoinPool.commonPool());
     }
 }

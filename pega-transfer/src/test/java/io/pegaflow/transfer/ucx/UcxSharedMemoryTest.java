@@ -1,0 +1,145 @@
+package io.pegaflow.transfer.ucx;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.pegaflow.core.agent.NanoClock;
+import io.pegaflow.core.memory.MemoryRegionInfo;
+import io.pegaflow.core.memory.PinnedAllocation;
+import io.pegaflow.core.memory.PinnedMemoryPool;
+import io.pegaflow.core.memory.PoolConfig;
+import io.pegaflow.core.memory.ShardMemory;
+import io.pegaflow.sys.LibC;
+import io.pegaflow.sys.Posix;
+import io.pegaflow.transfer.TestMemory;
+import io.pegaflow.transfer.TransferConfig;
+import io.pegaflow.transfer.TransferEngine;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The pool's shards allocated by UCX: where they live, who releases them, and the order the context allows. */
+@Timeout(60)
+class UcxSharedMemoryTest {
+    private static final long MIB = 1024 * 1024;
+    private static final TransferConfig SHM = TransferConfig.of("lo", 1).withTransports("shm,self");
+
+    @Test
+    void shouldPlaceEveryShardInSharedMemoryAndHandItBackWhenThePoolCloses() {
+        try (UcxSharedMemory memory = UcxSharedMemory.open(SHM)) {
+            PinnedMemoryPool pool =
+                    PinnedMemoryPool.create(new PoolConfig(8 * MIB, 2, false, PoolConfig.NO_NUMA_NODE, 0, 0), memory);
+            assertThat(memory.outstanding()).isEqualTo(2);
+            assertThat(memory.sharedOutstanding()).isEqualTo(2);
+            for (MemoryRegionInfo r : pool.regions()) {
+                // a private anonymous mapping is what a peer cannot attach; UCX's segments are shared ("s")
+                assertThat(ProcMaps.isShared(r.address()))
+                        .as("%s", ProcMaps.mappingOf(r.address()))
+                        .isTrue();
+            }
+            pool.close();
+            assertThat(memory.outstanding()).isZero();
+        }
+    }
+
+    @Test
+    void shouldTellASharedMappingFromThePoolsOwnPrivateOne() {
+        try (PinnedMemoryPool pool = PinnedMemoryPool.create(PoolConfig.of(4 * MIB))) {
+            long address = pool.regions().get(0).address();
+            assertThat(ProcMaps.mappingOf(address)).isNotNull();
+            assertThat(ProcMaps.isShared(address)).isFalse();
+        }
+        assertThat(ProcMaps.mappingOf(0)).isNull();
+    }
+
+    /** The SSD tier writes and reads pool memory with O_DIRECT; shared-memory pages must take that as anonymous ones do. */
+    @Test
+    void shouldWriteAndReadSharedPoolMemoryWithODirect() throws Exception {
+        // in the build directory, on a disk: tmpfs, where /tmp may be, refuses O_DIRECT
+        Path dir = Files.createDirectories(
+                Path.of("target", "odirect-" + ProcessHandle.current().pid()));
+        Path file = dir.resolve("shard.bin");
+        try (UcxSharedMemory memory = UcxSharedMemory.open(SHM);
+                PinnedMemoryPool pool = PinnedMemoryPool.create(PoolConfig.of(8 * MIB), memory)) {
+            PinnedAllocation out = pool.allocate(MIB);
+            PinnedAllocation in = pool.allocate(MIB);
+            assertThat(out).isNotNull();
+            assertThat(in).isNotNull();
+            TestMemory.fill(out.address(), MIB, 11);
+            TestMemory.zero(in.address(), MIB);
+            int fd = Posix.open(file.toString(), LibC.O_RDWR | LibC.O_CREAT | LibC.O_DIRECT, 0600);
+            try {
+                Posix.pwrite(fd, out.address(), MIB, 0, "shard.bin");
+                assertThat(Posix.pread(fd, in.address(), MIB, 0, "shard.bin")).isEqualTo(MIB);
+            } finally {
+                Posix.closeQuietly(fd);
+                Files.deleteIfExists(file);
+                Files.deleteIfExists(dir);
+            }
+            assertThat(TestMemory.firstMismatch(in.address(), MIB, 11)).isEqualTo(-1);
+            out.release();
+            in.release();
+        }
+    }
+
+    /** Without a shared-memory transport UCX allocates private memory: counted as such, and not warned about. */
+    @Test
+    void shouldCountPrivateAllocationsOfANetworkOnlyContext() {
+        try (UcxSharedMemory memory =
+                UcxSharedMemory.open(TransferConfig.of("lo", 1).withTransports("tcp"))) {
+            ShardMemory.Mapping a = memory.allocate(MIB, "tcp only");
+            assertThat(memory.outstanding()).isEqualTo(1);
+            assertThat(memory.sharedOutstanding()).isZero();
+            a.release();
+        }
+    }
+
+    @Test
+    void shouldReleaseAnAllocationExactlyOnce() {
+        try (UcxSharedMemory memory = UcxSharedMemory.open(SHM)) {
+            ShardMemory.Mapping a = memory.allocate(MIB, "a");
+            assertThat(memory.sharedOutstanding()).isEqualTo(1);
+            ShardMemory.Mapping b = memory.allocate(MIB, "b");
+            assertThat(a.lengthBytes()).isGreaterThanOrEqualTo(MIB);
+            a.release();
+            a.release();
+            assertThat(memory.outstanding()).isEqualTo(1);
+            b.release();
+            assertThat(memory.outstanding()).isZero();
+        }
+    }
+
+    @Test
+    void shouldKeepTheContextOpenWhileAnAllocationIsOutAndRefuseNewOnesAfterClose() {
+        UcxSharedMemory memory = UcxSharedMemory.open(SHM);
+        ShardMemory.Mapping a = memory.allocate(MIB, "late");
+        memory.close(); // logs the leak instead of closing the context under mapped memory
+        assertThat(memory.outstanding()).isEqualTo(1);
+        assertThatThrownBy(() -> memory.allocate(MIB, "after close"))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
+        a.release(); // still valid: the context was left open for it
+        assertThat(memory.outstanding()).isZero();
+    }
+
+    @Test
+    void shouldRefuseAnEngineMadeForAnotherConfigurationThanItsContext() {
+        try (UcxSharedMemory memory = UcxSharedMemory.open(SHM)) {
+            PinnedMemoryPool pool = PinnedMemoryPool.create(PoolConfig.of(4 * MIB), memory);
+            try {
+                TransferConfig other = TransferConfig.of("lo", 2).withTransports("shm,self");
+                assertThatThrownBy(() -> UcxTransferEngine.open(other, memory, pool.regions(), NanoClock.SYSTEM))
+                        .isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("qpsPerPeer=1")
+                        .hasMessageContaining("qpsPerPeer=2");
+                try (TransferEngine engine = UcxTransferEngine.open(SHM, memory, pool.regions(), NanoClock.SYSTEM)) {
+                    assertThat(engine.view().registeredRegions()).isEqualTo(1);
+                }
+            } finally {
+                pool.close();
+            }
+            assertThat(memory.outstanding()).isZero();
+        }
+    }
+}
