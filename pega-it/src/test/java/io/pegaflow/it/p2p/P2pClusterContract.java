@@ -146,6 +146,21 @@ abstract class P2pClusterContract implements RemotePrefetchCases {
         assertThat(cluster.a().advertised()).isNotEqualTo(cluster.b().advertised());
     }
 
+    /**
+     * Over UCX TCP alone no peer can attach shared memory, so the pool keeps its own mapping (decision 0019) and
+     * nothing warns about private memory.
+     */
+    @Test
+    void shouldKeepThePoolsOwnMappingWhenOnlyNetworkTransportsAreAllowed() {
+        for (TwoNodeCluster.Node node : List.of(cluster.a(), cluster.b())) {
+            assertThat(node.process().logText())
+                    .as("%s's log", node.name())
+                    .contains("pool mapped privately")
+                    .doesNotContain("UCX_ALLOCATED")
+                    .doesNotContain("private memory, not shared memory");
+        }
+    }
+
     @Test
     void shouldReachTheOtherNodesGrpcPortFromEachSite() throws IOException {
         TwoNodeCluster.Node a = cluster.a();

@@ -15,6 +15,7 @@ import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.core.journal.RegistrationJournal;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
+import io.pegaflow.core.memory.ShardMemory;
 import io.pegaflow.core.tier.BackingTier;
 import io.pegaflow.core.tier.SealedBlockSpill;
 import org.slf4j.Logger;
@@ -110,16 +111,18 @@ public class EngineConfiguration {
 
     /**
      * The pinned pool, a bean of its own so that what registers its regions before the engine starts (the transfer
-     * engine, {@code pega.rdma.*}) can be built from it. The engine owns and closes it; the destroy method only matters
-     * when startup fails before the engine took it over (closing is idempotent).
+     * engine, {@code pega.rdma.*}) can be built from it. Its shards come from a {@link ShardMemory} bean when there is
+     * one (the transfer engine's UCX context, {@code pega.rdma.shm-pool}). The engine owns and closes it; the destroy
+     * method only matters when startup fails before the engine took it over (closing is idempotent).
      */
     // The preflight refuses what cannot work (memory, ports, paths) before the pool is mapped and pre-touched, and so
     // does a registration journal of a newer format: it is opened first, so such a start costs no pinning.
     @Bean(destroyMethod = "close")
     @DependsOn({"startupPreflight", "shutdownLog"})
-    PinnedMemoryPool pegaPool(EngineConfig config, ObjectProvider<RegistrationJournal> journal) {
+    PinnedMemoryPool pegaPool(
+            EngineConfig config, ObjectProvider<RegistrationJournal> journal, ObjectProvider<ShardMemory> memory) {
         journal.getIfAvailable();
-        return PinnedMemoryPool.create(config.pool());
+        return PinnedMemoryPool.create(config.pool(), memory.getIfAvailable());
     }
 
     /**

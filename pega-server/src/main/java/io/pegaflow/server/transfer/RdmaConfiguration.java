@@ -11,24 +11,35 @@ import io.pegaflow.transfer.NicList;
 import io.pegaflow.transfer.TransferConfig;
 import io.pegaflow.transfer.TransferEngine;
 import io.pegaflow.transfer.TransferException;
+import io.pegaflow.transfer.ucx.UcxSharedMemory;
 import io.pegaflow.transfer.ucx.UcxTransferEngine;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Condition;
+import org.springframework.context.annotation.ConditionContext;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+import org.springframework.core.type.AnnotatedTypeMetadata;
 
 /**
  * The transfer engine, when {@code pega.rdma.enabled=true}: one UCX context for the node with the pool's regions
  * registered once, {@code qps-per-peer} lanes. A bad NIC list or any UCX initialisation failure stops startup with one
  * line naming the key; there is no fallback to running without transfers (reference #283/#276).
  *
+ * <p>With {@code pega.rdma.shm-pool} (the default) the UCX context comes first and allocates the pool's shards
+ * ({@link UcxSharedMemory}), so peers on this host read pool memory through shared memory (decision 0019).
+ *
  * <p>Close order: the transfer engine must close (endpoints, workers, then the regions' registrations) before the
- * engine unmaps the pool. The engine does not know it, so the bean is declared a dependent of the engine, and Spring
- * destroys it first.
+ * engine unmaps the pool, and the pool must hand its shards back before the context they came from closes. Neither
+ * the engine nor the pool knows it, so the beans are declared dependents ({@code registerDependentBean}) and Spring
+ * destroys the transfer engine, then the engine and the pool, then the context.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnProperty(name = "pega.rdma.enabled", havingValue = "true")
@@ -36,21 +47,48 @@ public class RdmaConfiguration {
     private static final Logger LOG = LoggerFactory.getLogger(RdmaConfiguration.class);
 
     static final String ENGINE_BEAN = "pegaEngine";
+    static final String POOL_BEAN = "pegaPool";
     static final String TRANSFER_BEAN = "rdmaTransferEngine";
+    static final String POOL_MEMORY_BEAN = "rdmaPoolMemory";
+
+    /**
+     * The node's UCX context, made before the pool so that it allocates the pool's shards; only where a peer can use
+     * that ({@link SharedMemoryPool}).
+     */
+    @Bean(name = POOL_MEMORY_BEAN, destroyMethod = "close")
+    @Conditional(SharedMemoryPool.class)
+    UcxSharedMemory rdmaPoolMemory(RdmaProperties rdma, ConfigurableListableBeanFactory beans) {
+        rdma.check();
+        UcxSharedMemory memory = starting(() -> UcxSharedMemory.open(transferConfig(rdma)));
+        beans.registerDependentBean(POOL_MEMORY_BEAN, POOL_BEAN);
+        beans.registerDependentBean(POOL_MEMORY_BEAN, ENGINE_BEAN);
+        return memory;
+    }
 
     @Bean(name = TRANSFER_BEAN, destroyMethod = "close")
     TransferEngine rdmaTransferEngine(
-            RdmaProperties rdma, PinnedMemoryPool pool, ConfigurableListableBeanFactory beans) {
+            RdmaProperties rdma,
+            PinnedMemoryPool pool,
+            ObjectProvider<UcxSharedMemory> poolMemory,
+            ConfigurableListableBeanFactory beans) {
         rdma.check();
-        TransferEngine engine = open(rdma, pool);
+        UcxSharedMemory shared = poolMemory.getIfAvailable();
+        TransferEngine engine = starting(() -> shared == null
+                ? UcxTransferEngine.open(transferConfig(rdma), pool.regions(), NanoClock.SYSTEM)
+                : UcxTransferEngine.open(transferConfig(rdma), shared, pool.regions(), NanoClock.SYSTEM));
         beans.registerDependentBean(ENGINE_BEAN, TRANSFER_BEAN);
         LOG.info(
-                "transfer engine ready: nics={} transports={} qps_per_peer={} regions={} ({} MiB registered)",
+                "transfer engine ready: nics={} transports={} qps_per_peer={} regions={} ({} MiB registered, pool"
+                        + " {})",
                 engine.view().nics(),
                 rdma.transports().isBlank() ? "(UCX's choice)" : rdma.transports(),
                 engine.lanes(),
                 engine.view().registeredRegions(),
-                engine.view().registeredBytes() >> 20);
+                engine.view().registeredBytes() >> 20,
+                shared == null
+                        ? "mapped privately"
+                        : "allocated by UCX, " + shared.sharedOutstanding() + " of " + shared.outstanding()
+                                + " shards in shared memory");
         return engine;
     }
 
@@ -102,13 +140,32 @@ public class RdmaConfiguration {
     }
 
     /**
+     * {@code pega.rdma.shm-pool} is on and {@code pega.rdma.transports} lets UCX use shared memory. With a list of
+     * network transports only ({@code tcp}), UCX would allocate private memory anyway, and the pool keeps its own
+     * mapping (and its huge-page setting).
+     */
+    static final class SharedMemoryPool implements Condition {
+        @Override
+        public boolean matches(ConditionContext context, AnnotatedTypeMetadata metadata) {
+            Environment env = context.getEnvironment();
+            return env.getProperty("pega.rdma.shm-pool", Boolean.class, true)
+                    && TransferConfig.allowsSharedMemory(env.getProperty("pega.rdma.transports", ""));
+        }
+    }
+
+    /** @throws IllegalArgumentException naming the key whose value UCX refused */
+    static TransferConfig transferConfig(RdmaProperties rdma) {
+        return starting(() -> new TransferConfig(NicList.parse(rdma.nics()), rdma.qpsPerPeer(), rdma.transports()));
+    }
+
+    /**
+     * Runs a step of the transfer engine's startup.
+     *
      * @throws IllegalArgumentException whose message starts with the key, so startup prints it as one line
      */
-    static TransferEngine open(RdmaProperties rdma, PinnedMemoryPool pool) {
+    static <T> T starting(Supplier<T> step) {
         try {
-            TransferConfig config =
-                    new TransferConfig(NicList.parse(rdma.nics()), rdma.qpsPerPeer(), rdma.transports());
-            return UcxTransferEngine.open(config, pool.regions(), NanoClock.SYSTEM);
+            return step.get();
         } catch (TransferException e) {
             String message = e.getMessage();
             throw new IllegalArgumentException(

@@ -28,6 +28,9 @@ import org.springframework.validation.annotation.Validated;
  * @param rpcTimeout deadline of QueryBlocksForTransfer and ReleaseTransferLock calls to a peer, and of the metaserver
  *     prefix query
  * @param maxFetchBlocks most blocks one remote fetch asks a peer for
+ * @param shmPool allocate the pool's shards through the transfer engine's UCX context (System V or POSIX shared
+ *     memory), so that peers on the same host read them directly instead of through active-message emulation
+ *     (decision 0019); false maps them privately, as without P2P
  */
 @Validated
 @ConfigurationProperties("pega.rdma")
@@ -40,7 +43,8 @@ public record RdmaProperties(
         @Nullable Duration transferTimeout,
         @NotNull @DefaultValue("10s") Duration connectTimeout,
         @NotNull @DefaultValue("5s") Duration rpcTimeout,
-        @Min(1) @DefaultValue("4096") int maxFetchBlocks) {
+        @Min(1) @DefaultValue("4096") int maxFetchBlocks,
+        @DefaultValue("true") boolean shmPool) {
 
     /** The gets' deadline: configured, or the reference's rule, which gives up before the owner's lock expires. */
     public Duration effectiveTransferTimeout() {

@@ -204,7 +204,8 @@ class TransferLockBoundTest {
                 null,
                 Duration.ofSeconds(10),
                 Duration.ofSeconds(5),
-                4096);
+                4096,
+                true);
         tier = new RemoteFetchTier(
                 (namespace, hashes) -> List.of(new RemoteFetchTier.Owner(ownerAddress, hashes.size())),
                 gets,

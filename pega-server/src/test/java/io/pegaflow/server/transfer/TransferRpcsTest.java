@@ -39,10 +39,11 @@ import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.test.annotation.DirtiesContext;
 
@@ -86,17 +87,27 @@ class TransferRpcsTest {
     @Autowired
     TransferEngine owner;
 
-    @BeforeAll
-    static void openRequester() {
-        requesterPool = PinnedMemoryPool.create(PoolConfig.of(4L << 20));
-        requester = UcxTransferEngine.open(
-                new TransferConfig(List.of("lo"), 2, "tcp"), requesterPool.regions(), NanoClock.SYSTEM);
+    /** The server's transport list; the requester uses the same one (a subclass runs the cases over shared memory). */
+    @Value("${pega.rdma.transports}")
+    String transports;
+
+    @BeforeEach
+    void openRequester() {
+        if (requester == null) {
+            requesterPool = PinnedMemoryPool.create(PoolConfig.of(4L << 20));
+            requester = UcxTransferEngine.open(
+                    new TransferConfig(List.of("lo"), 2, transports), requesterPool.regions(), NanoClock.SYSTEM);
+        }
     }
 
     @AfterAll
     static void closeRequester() {
-        requester.close();
-        requesterPool.close();
+        if (requester != null) {
+            requester.close();
+            requesterPool.close();
+            requester = null;
+            requesterPool = null;
+        }
     }
 
     EngineGrpc.EngineBlockingStub stub(MockScheduler s) {

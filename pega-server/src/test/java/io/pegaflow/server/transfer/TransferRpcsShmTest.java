@@ -1,0 +1,30 @@
+package io.pegaflow.server.transfer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.pegaflow.core.memory.PinnedMemoryPool;
+import io.pegaflow.transfer.ucx.UcxSharedMemory;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.test.context.TestPropertySource;
+
+/**
+ * {@link TransferRpcsTest}'s cases with UCX over shared memory, where the server's pool is allocated by the transfer
+ * engine's UCX context ({@code pega.rdma.shm-pool}, decision 0019): the requester's gets copy straight out of the
+ * owner's attached segments, byte for byte.
+ */
+@TestPropertySource(properties = "pega.rdma.transports=shm,self")
+class TransferRpcsShmTest extends TransferRpcsTest {
+
+    @Autowired
+    UcxSharedMemory poolMemory;
+
+    @Autowired
+    PinnedMemoryPool pool;
+
+    @Test
+    void shouldRunThePoolInSharedMemoryTheTransferContextAllocated() {
+        assertThat(poolMemory.outstanding()).isEqualTo(pool.regions().size());
+        assertThat(poolMemory.sharedOutstanding()).isEqualTo(pool.regions().size());
+    }
+}
