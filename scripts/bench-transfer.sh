@@ -6,6 +6,8 @@
 #   ./mvnw -q -B -ntp -pl pega-benchmarks -am package -DskipTests
 #   scripts/bench-transfer.sh                      # tcp and shm over lo, 4 MiB and 64 KiB, 5 s per point
 #   TRANSPORTS="tcp" SECONDS_PER_POINT=10 scripts/bench-transfer.sh
+#   FOOTPRINTS="perftest pool" scripts/bench-transfer.sh   # engine ops on ucx_perftest's one buffer, or spread as pool
+#                                                          # traffic is (TransferThroughput --footprint); default both
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,6 +16,7 @@ TRANSPORTS=${TRANSPORTS:-"tcp shm"}
 SIZES=${SIZES:-"4194304 65536"}
 LANES=${LANES:-"1 2 4"}
 SECONDS_PER_POINT=${SECONDS_PER_POINT:-5}
+FOOTPRINTS=${FOOTPRINTS:-"perftest pool"}
 NICS=${NICS:-lo}
 PORT=${PORT:-13391}
 JAVA=${JAVA:-java}
@@ -41,7 +44,7 @@ perftest() { # transport size -> MiB/s (overall bandwidth of the final line)
   echo "$out" | awk -F, '{ printf "%.1f", $6 }'
 }
 
-engine() { # transport lanes -> lines "size,MiB/s"
+engine() { # transport lanes footprint -> lines "size,MiB/s"
   local tls dir
   tls=$(ucx_tls "$1")
   dir=$(mktemp -d /tmp/pega-transfer-bench.XXXXXX)
@@ -50,28 +53,33 @@ engine() { # transport lanes -> lines "size,MiB/s"
   local target=$!
   UCX_LOG_LEVEL=error "$JAVA" -Xmx512m -cp "$CP" io.pegaflow.bench.transfer.TransferThroughput initiator \
     --dir "$dir" --nics "$NICS" --tls "$tls" --lanes "$2" --sizes "$(echo "$SIZES" | tr ' ' ',')" \
-    --seconds "$SECONDS_PER_POINT" 2>"$dir/initiator.log" | grep -E '^[a-z]' | awk -F, '{ print $(NF-2) "," $(NF-1) }'
-  wait "$target" || { echo "target failed:" >&2; cat "$dir/target.log" >&2; }
+    --footprint "$3" --seconds "$SECONDS_PER_POINT" 2>"$dir/initiator.log" | grep -E '^[a-z]' | awk -F, '{ print $(NF-2) "," $(NF-1) }' \
+    || { echo "initiator failed ($1, N=$2, $3):" >&2; tail -20 "$dir/initiator.log" >&2; }
+  wait "$target" || { echo "target failed:" >&2; tail -20 "$dir/target.log" >&2; }
   rm -rf "$dir"
 }
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), NICS=$NICS, ${SECONDS_PER_POINT}s per point"
-printf '| transport | op size | ucx_perftest MiB/s |'; for n in $LANES; do printf ' engine N=%s MiB/s (%% of perftest) |' "$n"; done; echo
-printf '|---|---:|---:|'; for _ in $LANES; do printf '%s' '---:|'; done; echo
+printf '| transport | op size | ucx_perftest MiB/s | engine footprint |'; for n in $LANES; do printf ' engine N=%s MiB/s (%% of perftest) |' "$n"; done; echo
+printf '|---|---:|---:|---|'; for _ in $LANES; do printf '%s' '---:|'; done; echo
 for t in $TRANSPORTS; do
   declare -A results=()
-  for n in $LANES; do
-    while IFS=, read -r size mib; do results["$n,$size"]=$mib; done < <(engine "$t" "$n")
+  for f in $FOOTPRINTS; do
+    for n in $LANES; do
+      while IFS=, read -r size mib; do results["$f,$n,$size"]=$mib; done < <(engine "$t" "$n" "$f")
+    done
   done
   for size in $SIZES; do
     base=$(perftest "$t" "$size")
-    printf '| %s | %s KiB | %s |' "$t" "$((size / 1024))" "$base"
-    for n in $LANES; do
-      v=${results["$n,$size"]:-n/a}
-      pct=$(awk -v v="$v" -v b="$base" 'BEGIN { if (b > 0 && v+0 > 0) printf "%.0f", 100 * v / b; else print "n/a" }')
-      printf ' %s (%s%%) |' "$v" "$pct"
+    for f in $FOOTPRINTS; do
+      printf '| %s | %s KiB | %s | %s |' "$t" "$((size / 1024))" "$base" "$f"
+      for n in $LANES; do
+        v=${results["$f,$n,$size"]:-n/a}
+        pct=$(awk -v v="$v" -v b="$base" 'BEGIN { if (b > 0 && v+0 > 0) printf "%.0f", 100 * v / b; else print "n/a" }')
+        printf ' %s (%s%%) |' "$v" "$pct"
+      done
+      echo
     done
-    echo
   done
   unset results
 done

@@ -19,6 +19,10 @@
 #   --refresh-tests  keep the bundle's JRE and server; recompile pega-native/pega-core (main and test classes) and
 #                    GpuTestMain from this tree and swap them in (repacks the bundle: several minutes).
 #   --ucx            keep the bundle; add (or replace) its ucx/ directory only.
+#   --transfer-bench build .carry/pega-transfer-bench.tar.xz instead: a small JRE, the UCX libraries with
+#                    ucx-utils (ucx_perftest), pega-benchmarks' jar and scripts/bench-transfer.sh, to run the
+#                    transfer benchmark on a machine with more cores (docs/transfer.md):
+#                    tar -xJf pega-transfer-bench.tar.xz && . ucx/env.sh && JAVA=jre/bin/java scripts/bench-transfer.sh
 #   --overlay        leave the bundle alone; compile this tree's CUDA classes, their tests and GpuTestMain into
 #                    .carry/test-overlay and .carry/server-overlay, which gpu-tests/run.sh puts first on the
 #                    classpaths (seconds, for iterating on the CUDA code between full builds).
@@ -28,24 +32,43 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 out="$root/.carry"
 src="$root"
 
-ucx_libs() {  # stage dir: Debian's UCX and its link dependencies, unpacked (no root needed, nothing installed)
-  local debs
+ucx_libs() {  # stage dir [more packages]: Debian's UCX and its link dependencies, unpacked (no root needed, nothing installed)
+  local debs stage="$1"
+  shift
   debs="$(mktemp -d /tmp/pega-bundle-debs.XXXXXX)"
-  (cd "$debs" && apt-get download libucx0 libnuma1 libibverbs1 librdmacm1 >/dev/null) \
+  (cd "$debs" && apt-get download libucx0 libnuma1 libibverbs1 librdmacm1 "$@" >/dev/null) \
     || { echo "apt-get download failed (run apt-get update once)"; rm -rf "$debs"; return 1; }
-  rm -rf "$1/ucx" && mkdir -p "$1/ucx"
-  for deb in "$debs"/*.deb; do dpkg-deb -x "$deb" "$1/ucx"; done
-  ls "$debs" > "$1/ucx/packages.txt"
-  rm -rf "$debs" "$1/ucx/usr/share"
-  cat > "$1/ucx/env.sh" <<'ENV'
+  rm -rf "$stage/ucx" && mkdir -p "$stage/ucx"
+  for deb in "$debs"/*.deb; do dpkg-deb -x "$deb" "$stage/ucx"; done
+  ls "$debs" > "$stage/ucx/packages.txt"
+  rm -rf "$debs" "$stage/ucx/usr/share"
+  cat > "$stage/ucx/env.sh" <<'ENV'
 # source this: the bundle's UCX for a JVM on a machine without Debian's libucx0
 _pega_ucx="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/usr/lib/x86_64-linux-gnu"
 export LD_LIBRARY_PATH="$_pega_ucx${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export UCX_MODULE_DIR="$_pega_ucx/ucx"
+export PATH="$(dirname "$(dirname "$_pega_ucx")")/bin:$PATH"
 unset _pega_ucx
 ENV
-  [[ -f "$1/ucx/usr/lib/x86_64-linux-gnu/libucp.so.0" ]] || { echo "libucp.so.0 missing from the unpacked .debs"; return 1; }
+  [[ -f "$stage/ucx/usr/lib/x86_64-linux-gnu/libucp.so.0" ]] || { echo "libucp.so.0 missing from the unpacked .debs"; return 1; }
 }
+
+if [[ "${1:-}" == "--transfer-bench" ]]; then
+  jar="$root/pega-benchmarks/target/benchmarks.jar"
+  [[ -f "$jar" ]] || { echo "build first: ./mvnw -q -B -ntp -pl pega-benchmarks -am package -DskipTests"; exit 1; }
+  stage="$(mktemp -d /tmp/pega-bundle-stage.XXXXXX)"
+  trap 'rm -rf "$stage"' EXIT
+  jlink --add-modules java.base,java.logging,java.management,java.naming,java.xml,jdk.unsupported \
+    --strip-debug --no-header-files --no-man-pages --compress=2 --output "$stage/jre"
+  ucx_libs "$stage" ucx-utils libgomp1
+  mkdir -p "$stage/scripts" "$stage/pega-benchmarks/target"
+  cp "$jar" "$stage/pega-benchmarks/target/"
+  cp "$root/scripts/bench-transfer.sh" "$stage/scripts/"
+  mkdir -p "$out"
+  XZ_OPT="-6 -T0" tar -cJf "$out/pega-transfer-bench.tar.xz" -C "$stage" .
+  du -sh "$out/pega-transfer-bench.tar.xz"
+  exit 0
+fi
 
 if [[ "${1:-}" == "--ucx" ]]; then
   [[ -f "$out/pega-gpu-bundle.tar.xz" ]] || { echo "no bundle; run without options first"; exit 1; }

@@ -11,6 +11,7 @@ import io.pegaflow.transfer.TransferConfig;
 import io.pegaflow.transfer.TransferEngine;
 import io.pegaflow.transfer.TransferResult;
 import io.pegaflow.transfer.handshake.HandshakeDescriptor;
+import io.pegaflow.transfer.ucx.UcxSharedMemory;
 import io.pegaflow.transfer.ucx.UcxTransferEngine;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -32,6 +33,14 @@ import java.util.concurrent.TimeUnit;
  * from the target's descriptor (exchanged through files in {@code --dir}), checks one batch byte for byte, then keeps
  * {@code --window} batches of 16 MiB in flight for {@code --seconds} per operation size and prints one CSV line per
  * size: {@code transports,lanes,op_bytes,MiB_per_s,batches}.
+ *
+ * <p>{@code --footprint pool} (the default) spreads a batch's operations over 16 MiB on both sides and the window's
+ * batches over distinct destinations, as pool traffic is, so a shared-memory get is a copy between DRAM pages.
+ * {@code --footprint perftest} makes the operations read and write the same {@code op size} bytes over and over, as
+ * {@code ucx_perftest} does with its one buffer per side, one such buffer per connection and window slot (operation
+ * {@code k} of a batch uses buffer {@code k mod lanes} of its slot, which is the same lane's within a batch), so that
+ * no two lanes write the same cache lines at once; over shared memory those stay in the CPU's caches, which is what ucx_perftest's figure
+ * is.
  *
  * <pre>
  * java -cp pega-benchmarks/target/benchmarks.jar io.pegaflow.bench.transfer.TransferThroughput target \
@@ -64,8 +73,10 @@ public final class TransferThroughput {
     }
 
     private static void target(Path dir, TransferConfig config) throws Exception {
-        try (PinnedMemoryPool pool = PinnedMemoryPool.create(PoolConfig.of(SOURCE_BYTES + MIB));
-                TransferEngine engine = UcxTransferEngine.open(config, pool.regions(), NanoClock.SYSTEM)) {
+        // the pool as pega-server allocates it with pega.rdma.enabled: by UCX, so a peer on this host reads it directly
+        try (UcxSharedMemory memory = UcxSharedMemory.open(config);
+                PinnedMemoryPool pool = PinnedMemoryPool.create(PoolConfig.of(SOURCE_BYTES + MIB), memory);
+                TransferEngine engine = UcxTransferEngine.open(config, memory, pool.regions(), NanoClock.SYSTEM)) {
             PinnedAllocation source =
                     Objects.requireNonNull(pool.allocate(SOURCE_BYTES), "a pool sized for the source has room");
             fill(source.address(), SOURCE_BYTES);
@@ -85,8 +96,14 @@ public final class TransferThroughput {
         int window = Integer.parseInt(opt.getOrDefault("window", "2"));
         long seconds = Long.parseLong(opt.getOrDefault("seconds", "5"));
         String[] sizes = opt.getOrDefault("sizes", "4194304,65536").split(",", -1);
-        try (PinnedMemoryPool pool = PinnedMemoryPool.create(PoolConfig.of(window * BATCH_BYTES + MIB));
-                TransferEngine engine = UcxTransferEngine.open(config, pool.regions(), NanoClock.SYSTEM)) {
+        boolean reuse = switch (opt.getOrDefault("footprint", "pool")) {
+            case "pool" -> false;
+            case "perftest" -> true;
+            default -> throw new IllegalArgumentException("--footprint pool|perftest");
+        };
+        try (UcxSharedMemory memory = UcxSharedMemory.open(config);
+                PinnedMemoryPool pool = PinnedMemoryPool.create(PoolConfig.of(window * BATCH_BYTES + MIB), memory);
+                TransferEngine engine = UcxTransferEngine.open(config, memory, pool.regions(), NanoClock.SYSTEM)) {
             HandshakeDescriptor target = HandshakeDescriptor.decode(await(dir.resolve("target.desc")));
             long source = Long.parseLong(
                     new String(await(dir.resolve("source.addr")), java.nio.charset.StandardCharsets.US_ASCII).strip());
@@ -97,8 +114,17 @@ public final class TransferThroughput {
             for (String size : sizes) {
                 long opBytes = Long.parseLong(size.strip());
                 verify(engine, peer, dst.address(), source, opBytes);
-                run(engine, peer, dst.address(), source, opBytes, window, TimeUnit.SECONDS.toNanos(1)); // warm-up
-                long[] r = run(engine, peer, dst.address(), source, opBytes, window, TimeUnit.SECONDS.toNanos(seconds));
+                run(
+                        engine,
+                        peer,
+                        dst.address(),
+                        source,
+                        opBytes,
+                        reuse,
+                        window,
+                        TimeUnit.SECONDS.toNanos(1)); // warm-up
+                long[] r = run(
+                        engine, peer, dst.address(), source, opBytes, reuse, window, TimeUnit.SECONDS.toNanos(seconds));
                 double mibPerS = (double) r[0] / MIB / (r[1] / 1e9);
                 System.out.printf(
                         Locale.ROOT,
@@ -117,7 +143,14 @@ public final class TransferThroughput {
 
     /** Keeps {@code window} batches in flight for {@code nanos}; returns bytes, elapsed nanos, batches. */
     private static long[] run(
-            TransferEngine engine, PeerId peer, long dst, long source, long opBytes, int window, long nanos)
+            TransferEngine engine,
+            PeerId peer,
+            long dst,
+            long source,
+            long opBytes,
+            boolean reuse,
+            int window,
+            long nanos)
             throws Exception {
         ArrayDeque<CompletableFuture<TransferResult>> inFlight = new ArrayDeque<>();
         long start = System.nanoTime();
@@ -126,7 +159,10 @@ public final class TransferThroughput {
         int slot = 0;
         while (System.nanoTime() - start < nanos || !inFlight.isEmpty()) {
             if (inFlight.size() < window && System.nanoTime() - start < nanos) {
-                inFlight.add(engine.submit(peer, batch(dst + slot * BATCH_BYTES, source, opBytes), TIMEOUT_NANOS));
+                TransferBatch b = reuse
+                        ? sameBytes(dst + slot * BATCH_BYTES, source, opBytes, engine.lanes())
+                        : batch(dst + slot * BATCH_BYTES, source, opBytes);
+                inFlight.add(engine.submit(peer, b, TIMEOUT_NANOS));
                 slot = (slot + 1) % window;
                 continue;
             }
@@ -145,6 +181,17 @@ public final class TransferThroughput {
         TransferBatch b = TransferBatch.get(ops);
         for (int k = 0; k < ops; k++) {
             b.add(dst + k * opBytes, source + k * opBytes, opBytes);
+        }
+        return b;
+    }
+
+    /** A batch of the same size over {@code buffers} buffers of {@code opBytes} on each side, operation k on k mod buffers. */
+    private static TransferBatch sameBytes(long dst, long source, long opBytes, int buffers) {
+        int ops = (int) (BATCH_BYTES / opBytes);
+        TransferBatch b = TransferBatch.get(ops);
+        for (int k = 0; k < ops; k++) {
+            long at = (k % buffers) * opBytes;
+            b.add(dst + at, source + at, opBytes);
         }
         return b;
     }
