@@ -13,6 +13,8 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include "check.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -25,16 +27,6 @@
 #include <thread>
 #include <vector>
 
-#define CK(x)                                                                              \
-  do {                                                                                     \
-    CUresult r_ = (x);                                                                     \
-    if (r_ != CUDA_SUCCESS) {                                                              \
-      const char* n_ = nullptr;                                                            \
-      cuGetErrorName(r_, &n_);                                                             \
-      std::fprintf(stderr, "%s:%d %s -> %s\n", __FILE__, __LINE__, #x, n_ ? n_ : "?");     \
-      std::exit(1);                                                                        \
-    }                                                                                      \
-  } while (0)
 
 static std::vector<int> list(const char* s) {
   std::vector<int> v;
@@ -50,6 +42,29 @@ struct Plan {
   size_t bytes = 0;
   std::vector<CUDA_MEMCPY3D_BATCH_OP> ops;  // the same bytes as two-row ops, when paired
 };
+
+// n entries issued as calls of `call`, split into `threads` contiguous slices of whole calls, slice t by thread t on
+// streams[t]; returns GB/s for `bytes` once every stream is drained.
+template <typename Issue>
+static double sliced(size_t n, size_t bytes, int threads, int call, CUcontext ctx, std::vector<CUstream>& streams,
+                     Issue issue) {
+  size_t calls = (n + call - 1) / call;
+  auto t0 = std::chrono::steady_clock::now();
+  auto slice = [&](int t) {
+    CK(cuCtxSetCurrent(ctx));
+    for (size_t c = calls * t / threads; c < calls * (t + 1) / threads; c++) {
+      size_t at = c * call;
+      issue(at, std::min((size_t)call, n - at), streams[t]);
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (int t = 1; t < threads; t++) helpers.emplace_back(slice, t);
+  slice(0);
+  for (auto& h : helpers) h.join();
+  for (int t = 0; t < threads; t++) CK(cuStreamSynchronize(streams[t]));
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return bytes / s / 1e9;
+}
 
 // Plane 1 of each (layer, block) is ranges [l*planes*blocks + blocks + b]; pair it with plane 0.
 static void pair(Plan& p, int layers, int blocks, bool reversed) {
@@ -75,24 +90,9 @@ static void pair(Plan& p, int layers, int blocks, bool reversed) {
 }
 
 static double run3d(const Plan& p, int threads, int call, CUcontext ctx, std::vector<CUstream>& streams) {
-  size_t n = p.ops.size();
-  size_t calls = (n + call - 1) / call;
-  auto t0 = std::chrono::steady_clock::now();
-  auto slice = [&](int t) {
-    CK(cuCtxSetCurrent(ctx));
-    size_t first = calls * t / threads, end = calls * (t + 1) / threads;
-    for (size_t c = first; c < end; c++) {
-      size_t at = c * call, len = std::min((size_t)call, n - at);
-      CK(cuMemcpy3DBatchAsync(len, (CUDA_MEMCPY3D_BATCH_OP*)&p.ops[at], 0, streams[t]));
-    }
-  };
-  std::vector<std::thread> helpers;
-  for (int t = 1; t < threads; t++) helpers.emplace_back(slice, t);
-  slice(0);
-  for (auto& h : helpers) h.join();
-  for (int t = 0; t < threads; t++) CK(cuStreamSynchronize(streams[t]));
-  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return p.bytes / s / 1e9;
+  return sliced(p.ops.size(), p.bytes, threads, call, ctx, streams, [&](size_t at, size_t len, CUstream st) {
+    CK(cuMemcpy3DBatchAsync(len, (CUDA_MEMCPY3D_BATCH_OP*)&p.ops[at], 0, st));
+  });
 }
 
 // toHost: device -> host (Save); else host -> device (Load), device slots in reverse order of the save plan's.
@@ -124,29 +124,14 @@ static Plan make(CUdeviceptr dev, char* host, int layers, int blocks, int planes
 
 // Calls of `call` ranges, split into `threads` contiguous slices of whole calls, each on its own stream.
 static double run(const Plan& p, int threads, int call, CUcontext ctx, std::vector<CUstream>& streams) {
-  size_t n = p.size.size();
-  size_t calls = (n + call - 1) / call;
   CUmemcpyAttributes attr;
   std::memset(&attr, 0, sizeof attr);
   attr.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
-  size_t idx = 0;
-  auto t0 = std::chrono::steady_clock::now();
-  auto slice = [&](int t) {
-    CK(cuCtxSetCurrent(ctx));
-    size_t first = calls * t / threads, end = calls * (t + 1) / threads;
-    for (size_t c = first; c < end; c++) {
-      size_t at = c * call, len = std::min((size_t)call, n - at);
-      CK(cuMemcpyBatchAsync((CUdeviceptr*)&p.dst[at], (CUdeviceptr*)&p.src[at], (size_t*)&p.size[at], len, &attr,
-                            &idx, 1, streams[t]));
-    }
-  };
-  std::vector<std::thread> helpers;
-  for (int t = 1; t < threads; t++) helpers.emplace_back(slice, t);
-  slice(0);
-  for (auto& h : helpers) h.join();
-  for (int t = 0; t < threads; t++) CK(cuStreamSynchronize(streams[t]));
-  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return p.bytes / s / 1e9;
+  return sliced(p.size.size(), p.bytes, threads, call, ctx, streams, [&](size_t at, size_t len, CUstream st) {
+    size_t idx = 0;
+    CK(cuMemcpyBatchAsync((CUdeviceptr*)&p.dst[at], (CUdeviceptr*)&p.src[at], (size_t*)&p.size[at], len, &attr, &idx,
+                          1, st));
+  });
 }
 
 struct Stager {
@@ -271,12 +256,7 @@ int main(int argc, char** argv) {
     else if (k == "--staged") staged = std::atoi(v);
     else if (k == "--buffers") buffers = std::atoi(v);
   }
-  CK(cuInit(0));
-  CUdevice dev;
-  CK(cuDeviceGet(&dev, 0));
-  CUcontext ctx;
-  CK(cuDevicePrimaryCtxRetain(&ctx, dev));
-  CK(cuCtxSetCurrent(ctx));
+  CUcontext ctx = primaryContextOfDevice0();
   int maxThreads = *std::max_element(threadCounts.begin(), threadCounts.end());
   std::vector<CUstream> streams(maxThreads);
   for (auto& s : streams) CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));

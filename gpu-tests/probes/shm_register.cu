@@ -12,16 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#define CK(x)                                                                          \
-  do {                                                                                 \
-    CUresult r_ = (x);                                                                 \
-    if (r_ != CUDA_SUCCESS) {                                                          \
-      const char* n_ = nullptr;                                                        \
-      cuGetErrorName(r_, &n_);                                                         \
-      std::fprintf(stderr, "%s:%d %s -> %s\n", __FILE__, __LINE__, #x, n_ ? n_ : "?"); \
-      std::exit(1);                                                                    \
-    }                                                                                  \
-  } while (0)
+#include "check.h"
+
 
 int main(int argc, char** argv) {
   size_t bytes = (size_t)(argc > 1 ? std::atoi(argv[1]) : 256) << 20;
@@ -30,12 +22,7 @@ int main(int argc, char** argv) {
   char* host = (char*)shmat(id, nullptr, 0);
   shmctl(id, IPC_RMID, nullptr);  // freed once detached, as UCX does
   if (host == (char*)-1) { std::perror("shmat"); return 1; }
-  CK(cuInit(0));
-  CUdevice dev;
-  CK(cuDeviceGet(&dev, 0));
-  CUcontext ctx;
-  CK(cuDevicePrimaryCtxRetain(&ctx, dev));
-  CK(cuCtxSetCurrent(ctx));
+  CUcontext ctx = primaryContextOfDevice0();
   CK(cuMemHostRegister(host, bytes, CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP));
   CUdeviceptr mapped;
   CK(cuMemHostGetDevicePointer(&mapped, host, 0));

@@ -3,25 +3,16 @@ package io.pegaflow.transfer.ucx;
 import io.pegaflow.core.memory.MemoryRegionInfo;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
-import io.pegaflow.transfer.TransferConfig;
 import io.pegaflow.transfer.TransferEngine;
-import io.pegaflow.transfer.TransferEngineContract;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.Timeout;
 
 /**
- * The contract over shared memory with the pool allocated by UCX ({@link UcxSharedMemory}), as pega-server runs it: the
- * initiator copies straight out of the target's attached segment. The peer-failure cases skip as for
- * {@link UcxShmTransferEngineTest}.
+ * {@link UcxShmTransferEngineTest}'s contract with the pool allocated by UCX ({@link UcxSharedMemory}), as pega-server
+ * runs it over shared-memory transports: the initiator copies straight out of the target's attached segment.
  */
-@Timeout(180)
-class UcxShmAllocatedTransferEngineTest extends TransferEngineContract {
+class UcxShmAllocatedTransferEngineTest extends UcxShmTransferEngineTest {
     private final List<UcxSharedMemory> memories = new ArrayList<>();
-
-    private static TransferConfig config(int lanes) {
-        return TransferConfig.of("lo", lanes).withTransports("shm,self");
-    }
 
     @Override
     protected PinnedMemoryPool newPool(int lanes, long poolBytes) {
@@ -33,17 +24,6 @@ class UcxShmAllocatedTransferEngineTest extends TransferEngineContract {
 
     @Override
     protected TransferEngine open(int lanes, List<MemoryRegionInfo> regions) {
-        UcxSharedMemory memory = memories.get(memories.size() - 1);
-        return UcxTransferEngine.open(config(lanes), memory, regions, clock);
-    }
-
-    @Override
-    protected Stoppable stoppablePeer(int lanes, List<MemoryRegionInfo> regions) {
-        return null;
-    }
-
-    @Override
-    protected boolean detectsPeerClose() {
-        return false;
+        return UcxTransferEngine.open(config(lanes), memories.get(memories.size() - 1), regions, clock);
     }
 }

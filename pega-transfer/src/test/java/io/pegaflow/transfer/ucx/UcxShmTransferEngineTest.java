@@ -14,9 +14,13 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(180)
 class UcxShmTransferEngineTest extends TransferEngineContract {
 
+    static TransferConfig config(int lanes) {
+        return TransferConfig.of("lo", lanes).withTransports("shm,self");
+    }
+
     @Override
     protected TransferEngine open(int lanes, List<MemoryRegionInfo> regions) {
-        return UcxTransferEngine.open(TransferConfig.of("lo", lanes).withTransports("shm,self"), regions, clock);
+        return UcxTransferEngine.open(config(lanes), regions, clock);
     }
 
     @Override
