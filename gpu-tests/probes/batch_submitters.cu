@@ -7,6 +7,8 @@
 //                    [--call 256] [--runs 5] [--pairs 0|1]
 // --pairs 1 adds rows for cuMemcpy3DBatchAsync: one op of two rows per (layer, block), the K and V planes (pitch =
 // the plane stride on each side), so the driver gets half the descriptors of the same bytes.
+// --order stream|any sets the batch's srcAccessOrder (STREAM, the copier's, or ANY: the driver may read the source
+// out of stream order, which the copier could allow because every plan is synchronized before its memory is reused).
 // --staged MiB adds rows for copies staged through device memory: per chunk of that many bytes, one batch of
 // device-to-device copies between the scattered fragments and a staging buffer, and one batch of the host side's
 // contiguous runs between the staging buffer and the host, pipelined over --buffers buffers per thread.
@@ -35,6 +37,8 @@ static std::vector<int> list(const char* s) {
   while (std::getline(in, item, ',')) v.push_back(std::atoi(item.c_str()));
   return v;
 }
+
+static CUmemcpySrcAccessOrder srcOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
 
 struct Plan {
   std::vector<CUdeviceptr> dst, src;
@@ -126,7 +130,7 @@ static Plan make(CUdeviceptr dev, char* host, int layers, int blocks, int planes
 static double run(const Plan& p, int threads, int call, CUcontext ctx, std::vector<CUstream>& streams) {
   CUmemcpyAttributes attr;
   std::memset(&attr, 0, sizeof attr);
-  attr.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+  attr.srcAccessOrder = srcOrder;
   return sliced(p.size.size(), p.bytes, threads, call, ctx, streams, [&](size_t at, size_t len, CUstream st) {
     size_t idx = 0;
     CK(cuMemcpyBatchAsync((CUdeviceptr*)&p.dst[at], (CUdeviceptr*)&p.src[at], (size_t*)&p.size[at], len, &attr, &idx,
@@ -166,7 +170,7 @@ static void batch(std::vector<CUdeviceptr>& d, std::vector<CUdeviceptr>& s, std:
                   CUstream st) {
   CUmemcpyAttributes attr;
   std::memset(&attr, 0, sizeof attr);
-  attr.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+  attr.srcAccessOrder = srcOrder;
   size_t idx = 0;
   for (size_t at = 0; at < z.size(); at += call) {
     size_t len = std::min((size_t)call, z.size() - at);
@@ -255,6 +259,8 @@ int main(int argc, char** argv) {
     else if (k == "--pairs") pairs = std::atoi(v);
     else if (k == "--staged") staged = std::atoi(v);
     else if (k == "--buffers") buffers = std::atoi(v);
+    else if (k == "--order") srcOrder = std::string(v) == "any" ? CU_MEMCPY_SRC_ACCESS_ORDER_ANY
+                                                                 : CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
   }
   CUcontext ctx = primaryContextOfDevice0();
   int maxThreads = *std::max_element(threadCounts.begin(), threadCounts.end());
