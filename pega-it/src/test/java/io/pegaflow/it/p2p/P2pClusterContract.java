@@ -77,7 +77,8 @@ abstract class P2pClusterContract implements RemotePrefetchCases {
     /**
      * What every server gets beside {@link TwoNodeCluster}'s arguments: the transfer engine over UCX TCP on its
      * site's device, the short lock timeout (and a transfer timeout shorter still, as the keys require), and the
-     * admin token that the cleanup endpoint needs on a listener not bound to loopback.
+     * admin token that the cleanup endpoint needs on a listener not bound to loopback; and the transfer engine's
+     * startup line, which says how the pool is mapped.
      */
     static List<String> serverArgs(Site site) {
         return List.of(
@@ -88,7 +89,8 @@ abstract class P2pClusterContract implements RemotePrefetchCases {
                 "--pega.rdma.qps-per-peer=" + QPS_PER_PEER,
                 "--pega.rdma.transfer-lock-timeout=" + LOCK_TIMEOUT_SECONDS + "s",
                 "--pega.rdma.transfer-timeout=4s",
-                "--pega.admin.token=" + NodeHttp.ADMIN_TOKEN);
+                "--pega.admin.token=" + NodeHttp.ADMIN_TOKEN,
+                "--logging.level.io.pegaflow.server.transfer.RdmaConfiguration=INFO");
     }
 
     @BeforeAll
