@@ -14,25 +14,56 @@ import io.pegaflow.push.grpc.PdPushGrpcService;
 import io.pegaflow.server.grpc.CallerUids;
 import io.pegaflow.server.grpc.GrpcPort;
 import io.pegaflow.server.metrics.ServerMetric;
+import io.pegaflow.server.transfer.RdmaConfiguration;
 import io.pegaflow.transfer.TransferConfig;
+import io.pegaflow.transfer.ucx.UcxSharedMemory;
 import io.pegaflow.transfer.ucx.UcxTransferEngine;
 import java.util.concurrent.TimeUnit;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Condition;
+import org.springframework.context.annotation.ConditionContext;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+import org.springframework.core.type.AnnotatedTypeMetadata;
 
 /**
  * The P/D push engine beside the cache engine, when {@code pega.pd.enabled=true}: its own UCX transfer engine over the
  * engine's pool regions, the engine's device backend for worker layers, and the {@code pegaflow.ext.PdPush} service.
  * The push engine depends on the cache engine, so Spring closes it first (its staging goes back to the pool before
  * the pool unmaps).
+ *
+ * <p>With shared-memory transports ({@code pega.pd.shm-pool}) and no shared-memory pool of the transfer engine's, the
+ * push engine's context is made first and allocates the pool ({@link UcxSharedMemory}, decision 0019), and it closes
+ * after the pool, as {@code RdmaConfiguration} does for its own.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnProperty(name = "pega.pd.enabled", havingValue = "true")
 public class PdPushConfiguration {
+    static final String POOL_MEMORY_BEAN = "pdPoolMemory";
+
+    /** The push engine's UCX context, made before the pool so that it allocates the pool's shards. */
+    @Bean(name = POOL_MEMORY_BEAN, destroyMethod = "close")
+    @Conditional(SharedMemoryPool.class)
+    UcxSharedMemory pdPoolMemory(PdProperties p, ConfigurableListableBeanFactory beans) {
+        UcxSharedMemory memory = UcxSharedMemory.open(transferConfig(p));
+        beans.registerDependentBean(POOL_MEMORY_BEAN, "pegaPool");
+        beans.registerDependentBean(POOL_MEMORY_BEAN, "pegaEngine");
+        beans.registerDependentBean(POOL_MEMORY_BEAN, "pushEngine");
+        return memory;
+    }
 
     @Bean(destroyMethod = "close")
-    PushEngine pushEngine(PdProperties p, PegaEngine engine, AgentGroup agents, GrpcPort port) {
+    PushEngine pushEngine(
+            PdProperties p,
+            PegaEngine engine,
+            AgentGroup agents,
+            GrpcPort port,
+            @Qualifier(POOL_MEMORY_BEAN) ObjectProvider<UcxSharedMemory> poolMemory) {
         PushConfig config = new PushConfig(
                 p.pushTimeout(),
                 p.receiveTimeout(),
@@ -42,17 +73,38 @@ public class PdPushConfiguration {
                 p.maxInflightLayers(),
                 p.maxRequests(),
                 p.putChunk().toBytes());
-        TransferConfig transfer = TransferConfig.of(p.nics(), p.lanes()).withTransports(p.transports());
+        TransferConfig transfer = transferConfig(p);
+        UcxSharedMemory shared = poolMemory.getIfAvailable();
         String advertised = p.advertiseAddress();
         return new PushEngine(
                 config,
                 engine.pool(),
                 engine.deviceBackend(),
-                UcxTransferEngine.open(transfer, engine.pool().regions(), NanoClock.SYSTEM),
+                shared == null
+                        ? UcxTransferEngine.open(transfer, engine.pool().regions(), NanoClock.SYSTEM)
+                        : UcxTransferEngine.open(transfer, shared, engine.pool().regions(), NanoClock.SYSTEM),
                 new GrpcDecodeLink(p.rpcTimeout()),
                 NanoClock.SYSTEM,
                 agents,
                 () -> advertised.isBlank() ? "127.0.0.1:" + port.port() : advertised);
+    }
+
+    private static TransferConfig transferConfig(PdProperties p) {
+        return TransferConfig.of(p.nics(), p.lanes()).withTransports(p.transports());
+    }
+
+    /**
+     * {@code pega.pd.shm-pool} is on, {@code pega.pd.transports} lets UCX use shared memory, and the transfer engine's
+     * context does not allocate the pool already (one context can; the other then registers the pool like any memory).
+     */
+    static final class SharedMemoryPool implements Condition {
+        @Override
+        public boolean matches(ConditionContext context, AnnotatedTypeMetadata metadata) {
+            Environment env = context.getEnvironment();
+            return env.getProperty("pega.pd.shm-pool", Boolean.class, true)
+                    && TransferConfig.allowsSharedMemory(env.getProperty("pega.pd.transports", ""))
+                    && !RdmaConfiguration.SharedMemoryPool.active(env);
+        }
     }
 
     /** The push engine's entries of the server catalog ({@code pegaflow_pd_*}), read at scrape time. */

@@ -18,6 +18,7 @@ import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
@@ -69,7 +70,7 @@ public class RdmaConfiguration {
     TransferEngine rdmaTransferEngine(
             RdmaProperties rdma,
             PinnedMemoryPool pool,
-            ObjectProvider<UcxSharedMemory> poolMemory,
+            @Qualifier(POOL_MEMORY_BEAN) ObjectProvider<UcxSharedMemory> poolMemory,
             ConfigurableListableBeanFactory beans) {
         rdma.check();
         UcxSharedMemory shared = poolMemory.getIfAvailable();
@@ -144,11 +145,16 @@ public class RdmaConfiguration {
      * network transports only ({@code tcp}), UCX would allocate private memory anyway, and the pool keeps its own
      * mapping (and its huge-page setting).
      */
-    static final class SharedMemoryPool implements Condition {
+    public static final class SharedMemoryPool implements Condition {
         @Override
         public boolean matches(ConditionContext context, AnnotatedTypeMetadata metadata) {
-            Environment env = context.getEnvironment();
-            return env.getProperty("pega.rdma.shm-pool", Boolean.class, true)
+            return active(context.getEnvironment());
+        }
+
+        /** Whether the transfer engine's context allocates the pool (the push engine's then does not). */
+        public static boolean active(Environment env) {
+            return env.getProperty("pega.rdma.enabled", Boolean.class, false)
+                    && env.getProperty("pega.rdma.shm-pool", Boolean.class, true)
                     && TransferConfig.allowsSharedMemory(env.getProperty("pega.rdma.transports", ""));
         }
     }
