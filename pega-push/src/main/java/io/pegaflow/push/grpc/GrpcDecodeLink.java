@@ -139,9 +139,10 @@ public final class GrpcDecodeLink implements DecodeLink, AutoCloseable {
                             @Override
                             public void onError(Throwable t) {
                                 if (over.compareAndSet(false, true)) {
-                                    Status s = Status.fromThrowable(t);
-                                    broken.accept("the decode server's link broke (" + s.getCode() + ": "
-                                            + s.getDescription() + ")");
+                                    String reason = brokenLink(Status.fromThrowable(t));
+                                    if (reason != null) {
+                                        broken.accept(reason);
+                                    }
                                 }
                             }
 
@@ -156,6 +157,19 @@ public final class GrpcDecodeLink implements DecodeLink, AutoCloseable {
                 c.cancel("the push ended", null);
             }
         };
+    }
+
+    /**
+     * What a watch's error means for its push: a lost link, or nothing (null). FAILED_PRECONDITION is the decode
+     * server saying the receive is no longer open: it ended before the watch reached it, which a short push's
+     * LayerArrived calls can cause by completing it first. That is not a broken link; the push's own LayerArrived
+     * answers and deadline tell whether it succeeded.
+     */
+    static @Nullable String brokenLink(Status s) {
+        if (s.getCode() == Status.Code.FAILED_PRECONDITION) {
+            return null;
+        }
+        return "the decode server's link broke (" + s.getCode() + ": " + s.getDescription() + ")";
     }
 
     @Override
