@@ -73,7 +73,8 @@ public record TransferConfig(List<String> nics, int qpsPerPeer, String transport
 
     /**
      * Whether UCX may use shared memory between processes of this host: the list is empty (UCX chooses), excludes
-     * other transports only ({@code ^tcp}), or names {@code sm}, {@code shm}, {@code posix} or {@code sysv}.
+     * other transports only ({@code ^tcp}), or names {@code all}, {@code sm}, {@code shm}, {@code posix} or
+     * {@code sysv}.
      */
     public boolean allowsSharedMemory() {
         return allowsSharedMemory(transports);
@@ -87,7 +88,7 @@ public record TransferConfig(List<String> nics, int qpsPerPeer, String transport
         }
         boolean exclude = t.startsWith("^");
         Set<String> named = Set.copyOf(Arrays.asList(COMMA.split(exclude ? t.substring(1) : t, -1)));
-        boolean namesShm = named.contains("sm") || named.contains("shm");
+        boolean namesShm = named.contains("sm") || named.contains("shm") || (!exclude && named.contains("all"));
         boolean namesMm = named.contains("posix") || named.contains("sysv");
         if (exclude) {
             return !namesShm && !(named.contains("posix") && named.contains("sysv"));

@@ -53,7 +53,8 @@ class TransferConfigTest {
         "'^tcp',true",
         "'^shm',false",
         "'^posix,sysv',false",
-        "'^posix',true"
+        "'^posix',true",
+        "all,true"
     })
     void shouldTellWhetherUcxMayUseSharedMemory(String tls, boolean expected) {
         assertThat(TransferConfig.allowsSharedMemory(tls)).isEqualTo(expected);
