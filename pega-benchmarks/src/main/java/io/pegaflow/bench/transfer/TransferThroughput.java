@@ -39,8 +39,8 @@ import java.util.concurrent.TimeUnit;
  * {@code --footprint perftest} makes the operations read and write the same {@code op size} bytes over and over, as
  * {@code ucx_perftest} does with its one buffer per side, one such buffer per connection and window slot (operation
  * {@code k} of a batch uses buffer {@code k mod lanes} of its slot, which is the same lane's within a batch), so that
- * no two lanes write the same cache lines at once; over shared memory those stay in the CPU's caches, which is what ucx_perftest's figure
- * is.
+ * no two lanes write the same cache lines at once; over shared memory those stay in the CPU's caches, which is what
+ * ucx_perftest's figure is.
  *
  * <pre>
  * java -cp pega-benchmarks/target/benchmarks.jar io.pegaflow.bench.transfer.TransferThroughput target \
@@ -185,7 +185,7 @@ public final class TransferThroughput {
         return b;
     }
 
-    /** A batch of the same size over {@code buffers} buffers of {@code opBytes} on each side, operation k on k mod buffers. */
+    /** A batch of the usual size over {@code buffers} buffers of {@code opBytes} per side, op k on k mod buffers. */
     private static TransferBatch sameBytes(long dst, long source, long opBytes, int buffers) {
         int ops = (int) (BATCH_BYTES / opBytes);
         TransferBatch b = TransferBatch.get(ops);

@@ -14,10 +14,8 @@ class GrpcDecodeLinkTest {
 
     @Test
     void shouldNotTakeAReceiveThatEndedBeforeItsWatchForABrokenLink() {
-        assertThat(
-                        GrpcDecodeLink.brokenLink(
-                                Status.FAILED_PRECONDITION.withDescription(
-                                        "receive 42 is not open on this decode server (finished, failed, timed out or never prepared)")))
+        String notOpen = "receive 42 is not open on this decode server (finished, failed, timed out or never prepared)";
+        assertThat(GrpcDecodeLink.brokenLink(Status.FAILED_PRECONDITION.withDescription(notOpen)))
                 .isNull();
     }
 

@@ -74,15 +74,13 @@ public class PdPushConfiguration {
                 p.maxRequests(),
                 p.putChunk().toBytes());
         TransferConfig transfer = transferConfig(p);
-        UcxSharedMemory shared = poolMemory.getIfAvailable();
         String advertised = p.advertiseAddress();
         return new PushEngine(
                 config,
                 engine.pool(),
                 engine.deviceBackend(),
-                shared == null
-                        ? UcxTransferEngine.open(transfer, engine.pool().regions(), NanoClock.SYSTEM)
-                        : UcxTransferEngine.open(transfer, shared, engine.pool().regions(), NanoClock.SYSTEM),
+                UcxTransferEngine.open(
+                        transfer, poolMemory.getIfAvailable(), engine.pool().regions(), NanoClock.SYSTEM),
                 new GrpcDecodeLink(p.rpcTimeout()),
                 NanoClock.SYSTEM,
                 agents,

@@ -74,9 +74,8 @@ public class RdmaConfiguration {
             ConfigurableListableBeanFactory beans) {
         rdma.check();
         UcxSharedMemory shared = poolMemory.getIfAvailable();
-        TransferEngine engine = starting(() -> shared == null
-                ? UcxTransferEngine.open(transferConfig(rdma), pool.regions(), NanoClock.SYSTEM)
-                : UcxTransferEngine.open(transferConfig(rdma), shared, pool.regions(), NanoClock.SYSTEM));
+        TransferEngine engine =
+                starting(() -> UcxTransferEngine.open(transferConfig(rdma), shared, pool.regions(), NanoClock.SYSTEM));
         beans.registerDependentBean(ENGINE_BEAN, TRANSFER_BEAN);
         LOG.info(
                 "transfer engine ready: nics={} transports={} qps_per_peer={} regions={} ({} MiB registered, pool"

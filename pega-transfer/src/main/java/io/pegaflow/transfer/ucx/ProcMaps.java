@@ -32,7 +32,7 @@ final class ProcMaps {
         return null;
     }
 
-    /** Whether {@code address} lies in a shared mapping (permissions {@code rw-s}), which another process can attach. */
+    /** Whether {@code address} lies in a shared mapping ({@code rw-s}), which another process can attach. */
     static boolean isShared(long address) {
         String line = mappingOf(address);
         if (line == null) {

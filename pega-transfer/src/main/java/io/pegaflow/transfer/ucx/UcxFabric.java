@@ -39,8 +39,9 @@ final class UcxFabric implements Fabric {
 
     private final TransferConfig config;
     private final long instanceId = RANDOM.nextLong();
-    /** Null when the context is borrowed from a {@link UcxSharedMemory}, which closes it. */
-    private final @Nullable UcpContext context;
+    private final UcpContext context;
+    /** Where the context was borrowed from, which closes it; null when this fabric owns it. */
+    private final @Nullable UcxSharedMemory shared;
     /** What this fabric registered itself; a shared memory's allocations are released by the pool. */
     private final List<UcpMemory> memories;
 
@@ -49,12 +50,14 @@ final class UcxFabric implements Fabric {
 
     private UcxFabric(
             TransferConfig config,
-            @Nullable UcpContext context,
+            UcpContext context,
+            @Nullable UcxSharedMemory shared,
             List<UcpMemory> memories,
             List<RegisteredRegion> regions,
             List<UcxLane> lanes) {
         this.config = config;
         this.context = context;
+        this.shared = shared;
         this.memories = memories;
         this.regions = regions;
         this.lanes = lanes;
@@ -73,7 +76,7 @@ final class UcxFabric implements Fabric {
             throw new IllegalArgumentException("the shared memory's context was made for " + shared.config()
                     + ", the engine is asked for " + config);
         }
-        UcpContext context = shared != null ? shared.context() : UcxContexts.open(config, sysClass);
+        UcpContext context = shared != null ? shared.borrow() : UcxContexts.open(config, sysClass);
         List<UcpMemory> owned = new ArrayList<>();
         List<UcpWorker> workers = new ArrayList<>();
         try {
@@ -95,14 +98,11 @@ final class UcxFabric implements Fabric {
                 workers.add(worker);
                 lanes.add(new UcxLane(i, worker, config.peerErrorHandling()));
             }
-            return new UcxFabric(
-                    config, shared == null ? context : null, owned, List.copyOf(regions), List.copyOf(lanes));
+            return new UcxFabric(config, context, shared, owned, List.copyOf(regions), List.copyOf(lanes));
         } catch (UcxException e) {
             workers.forEach(UcpWorker::close);
             owned.forEach(UcpMemory::deregister);
-            if (shared == null) {
-                context.close();
-            }
+            closeOrGiveBack(context, shared);
             throw UcxContexts.initFailed(config, Objects.requireNonNullElse(e.getMessage(), e.toString()), e);
         }
     }
@@ -146,8 +146,14 @@ final class UcxFabric implements Fabric {
     @Override
     public void release() {
         memories.forEach(UcpMemory::deregister);
-        if (context != null) {
+        closeOrGiveBack(context, shared);
+    }
+
+    private static void closeOrGiveBack(UcpContext context, @Nullable UcxSharedMemory shared) {
+        if (shared == null) {
             context.close();
+        } else {
+            shared.giveBack();
         }
     }
 

@@ -17,16 +17,17 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The node's UCX context, created before the pool so that the pool's shards are memory UCX allocated
- * ({@code ucp_mem_map} with {@code UCP_MEM_MAP_ALLOCATE}): UCX 1.13 then places them in System V or POSIX shared memory,
- * and a peer on the same host reads them by attaching the segment and copying, where the pool's own anonymous mappings
- * leave it only the active-message emulation that TCP uses (docs/transfer.md, decision 0019). Over a network the
- * allocated memory is registered with the NICs like any other.
+ * ({@code ucp_mem_map} with {@code UCP_MEM_MAP_ALLOCATE}): UCX 1.13 then places them in System V or POSIX shared
+ * memory, and a peer on the same host reads them by attaching the segment and copying, where the pool's own anonymous
+ * mappings leave it only the active-message emulation that TCP uses (docs/transfer.md, decision 0019). Over a network
+ * the allocated memory is registered with the NICs like any other.
  *
- * <p>The transfer engine borrows the context and these allocations' memory handles ({@link UcxTransferEngine#open(
- * TransferConfig, UcxSharedMemory, List, io.pegaflow.core.agent.NanoClock)}), so the pool, the engine and this object
- * close in that order: the engine's endpoints and workers, then the pool's shards (each {@link Mapping#release()} is a
- * {@code ucp_mem_unmap}), then the context. {@link #close()} with allocations still out logs an error and leaves the
- * context open: closing a context under mapped memory aborts the process (spec/dependencies.md §2).
+ * <p>A transfer engine borrows the context and these allocations' memory handles ({@link UcxTransferEngine#open(
+ * TransferConfig, UcxSharedMemory, List, io.pegaflow.core.agent.NanoClock)}) until its fabric is released, after its
+ * workers closed. The context closes once this object is closed, every allocation was handed back (each
+ * {@link Mapping#release()} is a {@code ucp_mem_unmap}) and every borrowing engine has released: closing a context
+ * under mapped memory or live workers aborts the process (spec/dependencies.md §2). {@link #close()} before that logs
+ * an error and leaves the context to the last of them, as the pool leaves its regions to its last allocation.
  *
  * <p>Thread-safe.
  */
@@ -36,7 +37,9 @@ public final class UcxSharedMemory implements ShardMemory, AutoCloseable {
     private final TransferConfig config;
     private final UcpContext context;
     private final List<Allocation> allocations = new ArrayList<>();
+    private int borrowers;
     private boolean closed;
+    private boolean contextClosed;
     private boolean privateWarned;
 
     private UcxSharedMemory(TransferConfig config, UcpContext context) {
@@ -101,8 +104,23 @@ public final class UcxSharedMemory implements ShardMemory, AutoCloseable {
         return config;
     }
 
-    UcpContext context() {
+    /**
+     * The context, for an engine's fabric, which must {@link #giveBack()} once its workers are closed.
+     *
+     * @throws IllegalStateException after {@link #close()}
+     */
+    synchronized UcpContext borrow() {
+        if (closed) {
+            throw new IllegalStateException("UCX shared memory is closed");
+        }
+        borrowers++;
         return context;
+    }
+
+    /** An engine's fabric is done with the context. */
+    synchronized void giveBack() {
+        borrowers--;
+        closeContextIfUnused();
     }
 
     /** The allocation that holds {@code [address, address + length)} entirely, or null. */
@@ -129,25 +147,40 @@ public final class UcxSharedMemory implements ShardMemory, AutoCloseable {
         return n;
     }
 
-    private synchronized void released(Allocation a) {
-        allocations.remove(a);
+    /** Whether the context has been closed (after {@link #close()}, the last allocation and the last borrower). */
+    synchronized boolean contextClosed() {
+        return contextClosed;
     }
 
-    /** Closes the context, unless an allocation is still out (see the class comment). Idempotent. */
+    private synchronized void released(Allocation a) {
+        allocations.remove(a);
+        closeContextIfUnused();
+    }
+
+    private void closeContextIfUnused() {
+        if (closed && !contextClosed && allocations.isEmpty() && borrowers == 0) {
+            contextClosed = true;
+            context.close();
+        }
+    }
+
+    /** Closes the context now, or when the last allocation or borrower goes (see the class comment). Idempotent. */
     @Override
     public synchronized void close() {
         if (closed) {
             return;
         }
         closed = true;
-        if (!allocations.isEmpty()) {
+        if (!allocations.isEmpty() || borrowers > 0) {
             LOG.error(
-                    "UCX context left open: {} pool allocations were never released, and closing it under mapped"
-                            + " memory aborts the process",
-                    allocations.size());
+                    "UCX context kept open past close: {} pool allocations and {} transfer engines still use it, and"
+                            + " closing it under mapped memory or live workers aborts the process; it closes after"
+                            + " the last of them",
+                    allocations.size(),
+                    borrowers);
             return;
         }
-        context.close();
+        closeContextIfUnused();
     }
 
     private final class Allocation implements Mapping {

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Builds the UCX transfer engine. Over a real InfiniBand or RoCE fabric the NICs are RDMA devices and gets and puts are
@@ -43,10 +44,11 @@ public final class UcxTransferEngine {
     /**
      * As {@link #open(TransferConfig, List, NanoClock)} on {@code shared}'s context, for a pool allocated from
      * {@code shared}: its regions keep their allocations' handles (so peers on the same host read them through shared
-     * memory). {@code shared} must be made for the same {@code config} and closed after the engine and the pool.
+     * memory). {@code shared} must be made for the same {@code config}; its context outlives the engine. A null
+     * {@code shared} is {@link #open(TransferConfig, List, NanoClock)}.
      */
     public static TransferEngine open(
-            TransferConfig config, UcxSharedMemory shared, List<MemoryRegionInfo> regions, NanoClock clock) {
+            TransferConfig config, @Nullable UcxSharedMemory shared, List<MemoryRegionInfo> regions, NanoClock clock) {
         return new LaneEngine(
                 UcxFabric.open(config, regions, Path.of("/sys/class"), shared), clock, ForkJoinPool.commonPool());
     }

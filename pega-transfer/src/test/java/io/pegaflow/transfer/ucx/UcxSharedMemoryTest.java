@@ -111,16 +111,38 @@ class UcxSharedMemoryTest {
     }
 
     @Test
-    void shouldKeepTheContextOpenWhileAnAllocationIsOutAndRefuseNewOnesAfterClose() {
+    void shouldCloseTheContextOnlyAfterTheLastAllocationWentBackAndRefuseNewOnesAfterClose() {
         UcxSharedMemory memory = UcxSharedMemory.open(SHM);
         ShardMemory.Mapping a = memory.allocate(MIB, "late");
-        memory.close(); // logs the leak instead of closing the context under mapped memory
+        memory.close(); // logs, instead of closing the context under mapped memory
+        assertThat(memory.contextClosed()).isFalse();
         assertThat(memory.outstanding()).isEqualTo(1);
         assertThatThrownBy(() -> memory.allocate(MIB, "after close"))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("closed");
-        a.release(); // still valid: the context was left open for it
+        a.release(); // still valid: the context was left open for it, and closes now
         assertThat(memory.outstanding()).isZero();
+        assertThat(memory.contextClosed()).isTrue();
+        memory.close();
+        assertThat(memory.contextClosed()).isTrue();
+    }
+
+    /** An engine's workers live on the borrowed context: closing it under them would abort the JVM. */
+    @Test
+    void shouldKeepTheContextForAnEngineThatStillBorrowsItAndCloseItWhenTheEngineDoes() {
+        UcxSharedMemory memory = UcxSharedMemory.open(SHM);
+        PinnedMemoryPool pool = PinnedMemoryPool.create(PoolConfig.of(4 * MIB), memory);
+        TransferEngine engine = UcxTransferEngine.open(SHM, memory, pool.regions(), NanoClock.SYSTEM);
+        memory.close(); // out of order: the pool and the engine still use it
+        assertThat(memory.contextClosed()).isFalse();
+        engine.close();
+        assertThat(memory.contextClosed()).as("the pool's shard is still out").isFalse();
+        pool.close();
+        assertThat(memory.outstanding()).isZero();
+        assertThat(memory.contextClosed()).isTrue();
+        assertThatThrownBy(() -> UcxTransferEngine.open(SHM, memory, pool.regions(), NanoClock.SYSTEM))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
     }
 
     @Test
@@ -141,5 +163,14 @@ class UcxSharedMemoryTest {
             }
             assertThat(memory.outstanding()).isZero();
         }
+    }
+
+    @Test
+    void shouldCloseTheContextAtCloseWhenNothingUsesIt() {
+        UcxSharedMemory memory = UcxSharedMemory.open(SHM);
+        memory.allocate(MIB, "short-lived").release();
+        assertThat(memory.contextClosed()).isFalse();
+        memory.close();
+        assertThat(memory.contextClosed()).isTrue();
     }
 }
