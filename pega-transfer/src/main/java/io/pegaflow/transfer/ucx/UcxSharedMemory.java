@@ -53,11 +53,7 @@ public final class UcxSharedMemory implements ShardMemory, AutoCloseable {
      * @throws TransferException {@code INIT_FAILED} naming the NICs, transports and UCX's reason
      */
     public static UcxSharedMemory open(TransferConfig config) {
-        return open(config, Path.of("/sys/class"));
-    }
-
-    static UcxSharedMemory open(TransferConfig config, Path sysClass) {
-        return new UcxSharedMemory(config, UcxContexts.open(config, sysClass));
+        return new UcxSharedMemory(config, UcxContexts.open(config, Path.of("/sys/class")));
     }
 
     @Override
