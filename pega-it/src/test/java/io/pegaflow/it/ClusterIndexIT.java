@@ -174,7 +174,9 @@ class ClusterIndexIT {
             } catch (RuntimeException | AssertionError e) {
                 throw server.failure("no re-announcement after the metaserver restart", e);
             }
-            assertThat(server.logText()).contains("resident blocks to metaserver epoch");
+            // The agent logs the re-announcement after its last insert returned, so the metaserver can show all
+            // eight blocks a moment before the line reaches the child's log.
+            await().atMost(WAIT).until(() -> server.logText().contains("resident blocks to metaserver epoch"));
 
             // A graceful stop unregisters the node: its blocks are no longer offered to peers.
             // 143 = 128 + SIGTERM: the JVM's status once its shutdown hooks (Spring's graceful close) have run.
