@@ -57,6 +57,15 @@ public record TransferConfig(List<String> nics, int qpsPerPeer, String transport
         return new TransferConfig(nics, qpsPerPeer, tls);
     }
 
+    /**
+     * Whether an engine of this configuration can run on a UCX context made for {@code other}: the context is made
+     * for its NICs and transports, while the lane count only sizes a hint, so two engines of one node (the transfer
+     * engine and the push engine) with their own lane counts can share it.
+     */
+    public boolean sharesContextWith(TransferConfig other) {
+        return nics.equals(other.nics) && transports.equals(other.transports);
+    }
+
     /** Whether endpoints ask UCX to detect peer failure: false only for a transport list of shared memory alone. */
     public boolean peerErrorHandling() {
         if (transports.isEmpty()) {

@@ -26,6 +26,18 @@ class TransferConfigTest {
         assertThat(new TransferConfig(List.of("lo"), 2, null).transports()).isEmpty();
     }
 
+    @Test
+    void shouldShareAContextAcrossLaneCountsButNotAcrossNicsOrTransports() {
+        TransferConfig shm = TransferConfig.of("lo", 2).withTransports("shm,self");
+        assertThat(TransferConfig.of("lo", 4).withTransports(" SHM,self").sharesContextWith(shm))
+                .isTrue();
+        assertThat(TransferConfig.of("lo", 2).withTransports("tcp").sharesContextWith(shm))
+                .isFalse();
+        assertThat(TransferConfig.of("lo", 2).sharesContextWith(shm)).isFalse();
+        assertThat(TransferConfig.of("lo eth0", 2).withTransports("shm,self").sharesContextWith(shm))
+                .isFalse();
+    }
+
     @ParameterizedTest(name = "[{0}] -> {1}")
     @CsvSource({
         "'',true",

@@ -72,9 +72,9 @@ final class UcxFabric implements Fabric {
      */
     static UcxFabric open(
             TransferConfig config, List<MemoryRegionInfo> pool, Path sysClass, @Nullable UcxSharedMemory shared) {
-        if (shared != null && !shared.config().equals(config)) {
+        if (shared != null && !shared.serves(config)) {
             throw new IllegalArgumentException("the shared memory's context was made for " + shared.config()
-                    + ", the engine is asked for " + config);
+                    + ", the engine is asked for " + config + " (NICs and transports must be the same)");
         }
         UcpContext context = shared != null ? shared.borrow() : UcxContexts.open(config, sysClass);
         List<UcpMemory> owned = new ArrayList<>();

@@ -22,9 +22,10 @@ import org.slf4j.LoggerFactory;
  * mappings leave it only the active-message emulation that TCP uses (docs/transfer.md, decision 0019). Over a network
  * the allocated memory is registered with the NICs like any other.
  *
- * <p>A transfer engine borrows the context and these allocations' memory handles ({@link UcxTransferEngine#open(
- * TransferConfig, UcxSharedMemory, List, io.pegaflow.core.agent.NanoClock)}) until its fabric is released, after its
- * workers closed. The context closes once this object is closed, every allocation was handed back (each
+ * <p>Transfer engines borrow the context (the node's transfer engine and its push engine may both, with their own
+ * lane counts) and these allocations' memory handles ({@link UcxTransferEngine#open(
+ * TransferConfig, UcxSharedMemory, List, io.pegaflow.core.agent.NanoClock)}), each until its fabric is released, after
+ * its workers closed. The context closes once this object is closed, every allocation was handed back (each
  * {@link Mapping#release()} is a {@code ucp_mem_unmap}) and every borrowing engine has released: closing a context
  * under mapped memory or live workers aborts the process (spec/dependencies.md §2). {@link #close()} before that logs
  * an error and leaves the context to the last of them, as the pool leaves its regions to its last allocation.
@@ -101,6 +102,14 @@ public final class UcxSharedMemory implements ShardMemory, AutoCloseable {
     }
 
     /**
+     * Whether an engine of {@code engine}'s configuration can borrow this context ({@link
+     * TransferConfig#sharesContextWith}): same NICs and transports, any lane count.
+     */
+    public boolean serves(TransferConfig engine) {
+        return engine.sharesContextWith(config);
+    }
+
+    /**
      * The context, for an engine's fabric, which must {@link #giveBack()} once its workers are closed.
      *
      * @throws IllegalStateException after {@link #close()}
@@ -127,6 +136,11 @@ public final class UcxSharedMemory implements ShardMemory, AutoCloseable {
             }
         }
         return null;
+    }
+
+    /** Transfer engines running on this context now. */
+    public synchronized int borrowers() {
+        return borrowers;
     }
 
     /** Allocations not yet released. */

@@ -11,11 +11,16 @@ import io.pegaflow.core.memory.PoolConfig;
 import io.pegaflow.core.memory.ShardMemory;
 import io.pegaflow.sys.LibC;
 import io.pegaflow.sys.Posix;
+import io.pegaflow.transfer.PeerId;
 import io.pegaflow.transfer.TestMemory;
+import io.pegaflow.transfer.TransferBatch;
 import io.pegaflow.transfer.TransferConfig;
 import io.pegaflow.transfer.TransferEngine;
+import io.pegaflow.transfer.TransferResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -146,23 +151,108 @@ class UcxSharedMemoryTest {
     }
 
     @Test
-    void shouldRefuseAnEngineMadeForAnotherConfigurationThanItsContext() {
+    void shouldRefuseAnEngineForOtherTransportsOrNicsThanItsContext() {
         try (UcxSharedMemory memory = UcxSharedMemory.open(SHM)) {
             PinnedMemoryPool pool = PinnedMemoryPool.create(PoolConfig.of(4 * MIB), memory);
             try {
-                TransferConfig other = TransferConfig.of("lo", 2).withTransports("shm,self");
-                assertThatThrownBy(() -> UcxTransferEngine.open(other, memory, pool.regions(), NanoClock.SYSTEM))
+                TransferConfig tcp = TransferConfig.of("lo", 1).withTransports("tcp");
+                assertThat(memory.serves(tcp)).isFalse();
+                assertThatThrownBy(() -> UcxTransferEngine.open(tcp, memory, pool.regions(), NanoClock.SYSTEM))
                         .isInstanceOf(IllegalArgumentException.class)
-                        .hasMessageContaining("qpsPerPeer=1")
-                        .hasMessageContaining("qpsPerPeer=2");
-                try (TransferEngine engine = UcxTransferEngine.open(SHM, memory, pool.regions(), NanoClock.SYSTEM)) {
-                    assertThat(engine.view().registeredRegions()).isEqualTo(1);
-                }
+                        .hasMessageContaining("transports=shm,self")
+                        .hasMessageContaining("transports=tcp");
+                TransferConfig otherNic = TransferConfig.of("eth9", 1).withTransports("shm,self");
+                assertThat(memory.serves(otherNic)).isFalse();
+                assertThatThrownBy(() -> UcxTransferEngine.open(otherNic, memory, pool.regions(), NanoClock.SYSTEM))
+                        .isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("NICs and transports must be the same");
+                assertThat(memory.borrowers())
+                        .as("a refused engine borrows nothing")
+                        .isZero();
             } finally {
                 pool.close();
             }
             assertThat(memory.outstanding()).isZero();
         }
+    }
+
+    /**
+     * A server with P2P and the P/D push on runs both engines, with their own lane counts, on the context that
+     * allocated its pool (decision 0019): each moves bytes through it, and the context outlives both.
+     */
+    @Test
+    void shouldRunTwoEnginesOfDifferentLaneCountsOnOneContextAndCloseItAfterBoth() throws Exception {
+        TransferConfig twoLanes = TransferConfig.of("lo", 2).withTransports("shm,self");
+        UcxSharedMemory memoryA = UcxSharedMemory.open(SHM);
+        UcxSharedMemory memoryB = UcxSharedMemory.open(SHM);
+        PinnedMemoryPool poolA = PinnedMemoryPool.create(PoolConfig.of(8 * MIB), memoryA);
+        PinnedMemoryPool poolB = PinnedMemoryPool.create(PoolConfig.of(8 * MIB), memoryB);
+        TransferEngine oneA = UcxTransferEngine.open(SHM, memoryA, poolA.regions(), NanoClock.SYSTEM);
+        TransferEngine twoA = UcxTransferEngine.open(twoLanes, memoryA, poolA.regions(), NanoClock.SYSTEM);
+        TransferEngine oneB = UcxTransferEngine.open(SHM, memoryB, poolB.regions(), NanoClock.SYSTEM);
+        TransferEngine twoB = UcxTransferEngine.open(twoLanes, memoryB, poolB.regions(), NanoClock.SYSTEM);
+        try {
+            assertThat(memoryA.borrowers()).isEqualTo(2);
+            assertThat(twoA.lanes()).isEqualTo(2);
+            connect(oneA, new PeerId("a-one"), oneB, new PeerId("b-one"));
+            connect(twoA, new PeerId("a-two"), twoB, new PeerId("b-two"));
+            PinnedAllocation src = allocate(poolB, MIB);
+            PinnedAllocation got = allocate(poolA, MIB);
+            PinnedAllocation put = allocate(poolA, MIB);
+            PinnedAllocation landed = allocate(poolB, MIB);
+            TestMemory.fill(src.address(), MIB, 21);
+            TestMemory.fill(put.address(), MIB, 22);
+            TestMemory.zero(got.address(), MIB);
+            TestMemory.zero(landed.address(), MIB);
+
+            TransferBatch get = TransferBatch.get(16);
+            TransferBatch putBatch = TransferBatch.put(16);
+            long op = MIB / 16;
+            for (int k = 0; k < 16; k++) {
+                get.add(got.address() + k * op, src.address() + k * op, op);
+                putBatch.add(put.address() + k * op, landed.address() + k * op, op);
+            }
+            TransferResult r1 =
+                    oneA.submit(new PeerId("b-one"), get, 10_000_000_000L).get(20, TimeUnit.SECONDS);
+            TransferResult r2 =
+                    twoA.submit(new PeerId("b-two"), putBatch, 10_000_000_000L).get(20, TimeUnit.SECONDS);
+            assertThat(r1.isComplete()).as(r1.toString()).isTrue();
+            assertThat(r2.isComplete()).as(r2.toString()).isTrue();
+            assertThat(TestMemory.firstMismatch(got.address(), MIB, 21)).isEqualTo(-1);
+            assertThat(TestMemory.firstMismatch(landed.address(), MIB, 22)).isEqualTo(-1);
+            for (PinnedAllocation a : List.of(src, got, put, landed)) {
+                a.release();
+            }
+
+            memoryA.close(); // out of order: both engines and the pool still use it
+            oneA.close();
+            assertThat(memoryA.borrowers()).isEqualTo(1);
+            assertThat(memoryA.contextClosed()).isFalse();
+            twoA.close();
+            assertThat(memoryA.borrowers()).isZero();
+            assertThat(memoryA.contextClosed())
+                    .as("the pool's shards are still out")
+                    .isFalse();
+            poolA.close();
+            assertThat(memoryA.contextClosed()).isTrue();
+        } finally {
+            for (AutoCloseable c : List.<AutoCloseable>of(oneA, twoA, oneB, twoB, poolA, poolB, memoryA, memoryB)) {
+                c.close();
+            }
+        }
+        assertThat(memoryB.outstanding()).isZero();
+        assertThat(memoryB.contextClosed()).isTrue();
+    }
+
+    private static void connect(TransferEngine a, PeerId aId, TransferEngine b, PeerId bId) throws Exception {
+        a.connect(bId, b.localDescriptor(), 10_000_000_000L).get(20, TimeUnit.SECONDS);
+        b.connect(aId, a.localDescriptor(), 10_000_000_000L).get(20, TimeUnit.SECONDS);
+    }
+
+    private static PinnedAllocation allocate(PinnedMemoryPool pool, long bytes) {
+        PinnedAllocation a = pool.allocate(bytes);
+        assertThat(a).as("pool allocation of %d bytes", bytes).isNotNull();
+        return a;
     }
 
     @Test
