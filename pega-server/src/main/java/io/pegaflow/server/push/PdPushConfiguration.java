@@ -19,6 +19,9 @@ import io.pegaflow.transfer.TransferConfig;
 import io.pegaflow.transfer.ucx.UcxSharedMemory;
 import io.pegaflow.transfer.ucx.UcxTransferEngine;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
@@ -39,12 +42,17 @@ import org.springframework.core.type.AnnotatedTypeMetadata;
  *
  * <p>With shared-memory transports ({@code pega.pd.shm-pool}) and no shared-memory pool of the transfer engine's, the
  * push engine's context is made first and allocates the pool ({@link UcxSharedMemory}, decision 0019), and it closes
- * after the pool, as {@code RdmaConfiguration} does for its own.
+ * after the pool, as {@code RdmaConfiguration} does for its own. Where the transfer engine's context allocated the
+ * pool, the push engine runs on that context when its NICs and transports are the same, and the context then closes
+ * after the push engine too.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnProperty(name = "pega.pd.enabled", havingValue = "true")
 public class PdPushConfiguration {
+    private static final Logger LOG = LoggerFactory.getLogger(PdPushConfiguration.class);
+
     static final String POOL_MEMORY_BEAN = "pdPoolMemory";
+    static final String PUSH_BEAN = "pushEngine";
 
     /** The push engine's UCX context, made before the pool so that it allocates the pool's shards. */
     @Bean(name = POOL_MEMORY_BEAN, destroyMethod = "close")
@@ -53,17 +61,19 @@ public class PdPushConfiguration {
         UcxSharedMemory memory = UcxSharedMemory.open(transferConfig(p));
         beans.registerDependentBean(POOL_MEMORY_BEAN, "pegaPool");
         beans.registerDependentBean(POOL_MEMORY_BEAN, "pegaEngine");
-        beans.registerDependentBean(POOL_MEMORY_BEAN, "pushEngine");
+        beans.registerDependentBean(POOL_MEMORY_BEAN, PUSH_BEAN);
         return memory;
     }
 
-    @Bean(destroyMethod = "close")
+    @Bean(name = PUSH_BEAN, destroyMethod = "close")
     PushEngine pushEngine(
             PdProperties p,
             PegaEngine engine,
             AgentGroup agents,
             GrpcPort port,
-            @Qualifier(POOL_MEMORY_BEAN) ObjectProvider<UcxSharedMemory> poolMemory) {
+            @Qualifier(POOL_MEMORY_BEAN) ObjectProvider<UcxSharedMemory> poolMemory,
+            @Qualifier(RdmaConfiguration.POOL_MEMORY_BEAN) ObjectProvider<UcxSharedMemory> rdmaPoolMemory,
+            ConfigurableListableBeanFactory beans) {
         PushConfig config = new PushConfig(
                 p.pushTimeout(),
                 p.receiveTimeout(),
@@ -74,17 +84,46 @@ public class PdPushConfiguration {
                 p.maxRequests(),
                 p.putChunk().toBytes());
         TransferConfig transfer = transferConfig(p);
+        UcxSharedMemory shared =
+                poolContext(transfer, poolMemory.getIfAvailable(), rdmaPoolMemory.getIfAvailable(), beans);
         String advertised = p.advertiseAddress();
         return new PushEngine(
                 config,
                 engine.pool(),
                 engine.deviceBackend(),
-                UcxTransferEngine.open(
-                        transfer, poolMemory.getIfAvailable(), engine.pool().regions(), NanoClock.SYSTEM),
+                UcxTransferEngine.open(transfer, shared, engine.pool().regions(), NanoClock.SYSTEM),
                 new GrpcDecodeLink(p.rpcTimeout()),
                 NanoClock.SYSTEM,
                 agents,
                 () -> advertised.isBlank() ? "127.0.0.1:" + port.port() : advertised);
+    }
+
+    /**
+     * The context the push engine runs on: the one that allocated the pool, its own or the transfer engine's (then with
+     * the same NICs and transports, so that a prefill server's puts into this host's pools are copies into attached
+     * segments, and the context closes after the push engine); null for a context of its own over a pool it registers
+     * like any memory.
+     */
+    static @Nullable UcxSharedMemory poolContext(
+            TransferConfig push,
+            @Nullable UcxSharedMemory own,
+            @Nullable UcxSharedMemory rdma,
+            ConfigurableListableBeanFactory beans) {
+        if (own != null || rdma == null) {
+            return own;
+        }
+        if (rdma.serves(push)) {
+            beans.registerDependentBean(RdmaConfiguration.POOL_MEMORY_BEAN, PUSH_BEAN);
+            LOG.info("P/D push engine runs on the transfer engine's UCX context, which allocated the pool");
+            return rdma;
+        }
+        LOG.info(
+                "P/D push engine has a UCX context of its own: pega.pd.nics/transports ({}, '{}') differ from"
+                        + " pega.rdma's, whose context allocated the pool, so pushes into this pool from the same"
+                        + " host are emulated puts; set them equal to make them copies into shared memory",
+                String.join(",", push.nics()),
+                push.transports());
+        return null;
     }
 
     private static TransferConfig transferConfig(PdProperties p) {

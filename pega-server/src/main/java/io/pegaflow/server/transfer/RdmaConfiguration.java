@@ -50,7 +50,7 @@ public class RdmaConfiguration {
     static final String ENGINE_BEAN = "pegaEngine";
     static final String POOL_BEAN = "pegaPool";
     static final String TRANSFER_BEAN = "rdmaTransferEngine";
-    static final String POOL_MEMORY_BEAN = "rdmaPoolMemory";
+    public static final String POOL_MEMORY_BEAN = "rdmaPoolMemory";
 
     /**
      * The node's UCX context, made before the pool so that it allocates the pool's shards; only where a peer can use
