@@ -36,10 +36,15 @@ abstract class PushContract {
         return PushConfig.defaults().withTimeouts(Duration.ofSeconds(20), Duration.ofSeconds(20));
     }
 
+    /** One of the two servers. */
+    PushNode startNode() {
+        return PushNode.start(transports(), config());
+    }
+
     @BeforeEach
     void startServers() {
-        prefillNode = PushNode.start(transports(), config());
-        decodeNode = PushNode.start(transports(), config());
+        prefillNode = startNode();
+        decodeNode = startNode();
         prefill = PushFixture.worker("prefill-0", 0, 1, prefillNode.port());
         decode = PushFixture.worker("decode-0", 0, 1, decodeNode.port());
         prefillClient = PushClient.connect("127.0.0.1", prefillNode.port(), RPC);
@@ -54,7 +59,11 @@ abstract class PushContract {
         // every staging allocation was given back: nothing outstanding in either pool after its engine closed
         assertThat(prefillNode.pool.outstandingAllocations()).isZero();
         assertThat(decodeNode.pool.outstandingAllocations()).isZero();
+        afterServersStopped();
     }
+
+    /** What a transport checks once both servers are closed. */
+    void afterServersStopped() {}
 
     static void closeAll(AutoCloseable... all) {
         for (AutoCloseable c : all) {

@@ -13,6 +13,7 @@ import io.pegaflow.push.grpc.GrpcDecodeLink;
 import io.pegaflow.push.grpc.PdPushGrpcService;
 import io.pegaflow.transfer.TransferConfig;
 import io.pegaflow.transfer.TransferEngine;
+import io.pegaflow.transfer.ucx.UcxSharedMemory;
 import io.pegaflow.transfer.ucx.UcxTransferEngine;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -20,11 +21,13 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.OptionalInt;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One push server as the sidecar runs it, without Spring: its own pinned pool, the host device backend, a UCX
  * transfer engine over the pool (TCP or shared memory on loopback), the push engine, and the PdPush gRPC service on an
- * ephemeral loopback port. {@link #kill()} drops it abruptly (the gRPC server first, with no goodbye to peers).
+ * ephemeral loopback port; or ({@link #onSharedContext}) with the pool allocated by a UCX context that the push engine
+ * shares with a P2P transfer engine. {@link #kill()} drops it abruptly (the gRPC server first, with no goodbye to peers).
  */
 final class PushNode implements AutoCloseable {
     final PinnedMemoryPool pool;
@@ -35,11 +38,27 @@ final class PushNode implements AutoCloseable {
     private volatile int port = -1;
     private boolean closed;
 
-    private PushNode(String transports, PushConfig config, long poolBytes) {
-        pool = PinnedMemoryPool.create(PoolConfig.of(poolBytes));
+    /** The context that allocated the pool, in a node started {@link #onSharedContext}; else null. */
+    private final @Nullable UcxSharedMemory poolContext;
+    /** The P2P transfer engine beside the push engine on {@link #poolContext}; else null. */
+    private final @Nullable TransferEngine neighbour;
+
+    private PushNode(String transports, PushConfig config, long poolBytes, boolean sharedContext) {
+        TransferConfig transferConfig = TransferConfig.of("lo", 2).withTransports(transports);
+        poolContext = sharedContext ? UcxSharedMemory.open(transferConfig) : null;
+        pool = poolContext == null
+                ? PinnedMemoryPool.create(PoolConfig.of(poolBytes))
+                : PinnedMemoryPool.create(PoolConfig.of(poolBytes), poolContext);
         backend = new HostDeviceBackend();
-        TransferEngine transfer = UcxTransferEngine.open(
-                TransferConfig.of("lo", 2).withTransports(transports), pool.regions(), NanoClock.SYSTEM);
+        // as pega-server runs the remote tier's engine (other lane count) and the push engine on the pool's context
+        neighbour = poolContext == null
+                ? null
+                : UcxTransferEngine.open(
+                        TransferConfig.of("lo", 1).withTransports(transports),
+                        poolContext,
+                        pool.regions(),
+                        NanoClock.SYSTEM);
+        TransferEngine transfer = UcxTransferEngine.open(transferConfig, poolContext, pool.regions(), NanoClock.SYSTEM);
         engine = new PushEngine(
                 config,
                 pool,
@@ -67,11 +86,27 @@ final class PushNode implements AutoCloseable {
     }
 
     static PushNode start(String transports, PushConfig config) {
-        return new PushNode(transports, config, 64L << 20);
+        return new PushNode(transports, config, 64L << 20, false);
     }
 
     static PushNode start(String transports, PushConfig config, long poolBytes) {
-        return new PushNode(transports, config, poolBytes);
+        return new PushNode(transports, config, poolBytes, false);
+    }
+
+    /**
+     * A node whose pool a UCX context allocated in shared memory, with the push engine and a second transfer engine
+     * both on that context, as pega-server runs P2P and the push together (decision 0019).
+     */
+    static PushNode onSharedContext(String transports, PushConfig config) {
+        return new PushNode(transports, config, 64L << 20, true);
+    }
+
+    /** The context that allocated the pool ({@link #onSharedContext}). */
+    UcxSharedMemory poolContext() {
+        if (poolContext == null) {
+            throw new IllegalStateException("this node's pool is mapped privately");
+        }
+        return poolContext;
     }
 
     int port() {
@@ -96,7 +131,13 @@ final class PushNode implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         engine.close();
+        if (neighbour != null) {
+            neighbour.close();
+        }
         backend.close();
         pool.close();
+        if (poolContext != null) {
+            poolContext.close();
+        }
     }
 }
