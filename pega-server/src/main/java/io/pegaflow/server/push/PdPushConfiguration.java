@@ -59,9 +59,7 @@ public class PdPushConfiguration {
     @Conditional(SharedMemoryPool.class)
     UcxSharedMemory pdPoolMemory(PdProperties p, ConfigurableListableBeanFactory beans) {
         UcxSharedMemory memory = UcxSharedMemory.open(transferConfig(p));
-        beans.registerDependentBean(POOL_MEMORY_BEAN, "pegaPool");
-        beans.registerDependentBean(POOL_MEMORY_BEAN, "pegaEngine");
-        beans.registerDependentBean(POOL_MEMORY_BEAN, PUSH_BEAN);
+        RdmaConfiguration.closesAfterPool(beans, POOL_MEMORY_BEAN, PUSH_BEAN);
         return memory;
     }
 

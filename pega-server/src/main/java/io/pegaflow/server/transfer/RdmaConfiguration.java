@@ -61,9 +61,20 @@ public class RdmaConfiguration {
     UcxSharedMemory rdmaPoolMemory(RdmaProperties rdma, ConfigurableListableBeanFactory beans) {
         rdma.check();
         UcxSharedMemory memory = starting(() -> UcxSharedMemory.open(transferConfig(rdma)));
-        beans.registerDependentBean(POOL_MEMORY_BEAN, POOL_BEAN);
-        beans.registerDependentBean(POOL_MEMORY_BEAN, ENGINE_BEAN);
+        closesAfterPool(beans, POOL_MEMORY_BEAN);
         return memory;
+    }
+
+    /**
+     * Declares that the context bean {@code contextBean}, which allocated the pool, is destroyed after the pool, the
+     * engine and the beans {@code borrowers} (engines on that context): the pool's shards go back before it closes.
+     */
+    public static void closesAfterPool(ConfigurableListableBeanFactory beans, String contextBean, String... borrowers) {
+        beans.registerDependentBean(contextBean, POOL_BEAN);
+        beans.registerDependentBean(contextBean, ENGINE_BEAN);
+        for (String borrower : borrowers) {
+            beans.registerDependentBean(contextBean, borrower);
+        }
     }
 
     @Bean(name = TRANSFER_BEAN, destroyMethod = "close")
