@@ -23,10 +23,11 @@ public final class NicList {
     /**
      * Splits and checks a {@code pega.rdma.nics} value.
      *
+     * @param key the setting {@code raw} came from, which a refusal names
      * @return the names in order; empty for a null or blank value
-     * @throws TransferException {@link TransferException.Kind#INIT_FAILED} naming the bad entry
+     * @throws TransferException {@link TransferException.Kind#INIT_FAILED} naming the key and the bad entry
      */
-    public static List<String> parse(String raw) {
+    public static List<String> parse(String raw, String key) {
         if (raw == null || raw.isBlank()) {
             return List.of();
         }
@@ -35,22 +36,24 @@ public final class NicList {
         for (int i = 0; i < entries.length; i++) {
             String entry = entries[i].strip();
             if (entry.isEmpty()) {
-                throw refused("empty NIC name at entry " + (i + 1) + " of '" + raw + "'");
+                throw refused(key, "empty NIC name at entry " + (i + 1) + " of '" + raw + "'");
             }
             for (String name : BLANKS.split(entry, -1)) {
                 if (!NAME.matcher(name).matches()) {
-                    throw refused("'" + name + "' is not a device name (letters, digits, '_', '.', '-',"
-                            + " optionally ':port') in '" + raw + "'");
+                    throw refused(
+                            key,
+                            "'" + name + "' is not a device name (letters, digits, '_', '.', '-',"
+                                    + " optionally ':port') in '" + raw + "'");
                 }
                 if (!names.add(name)) {
-                    throw refused("'" + name + "' is listed twice in '" + raw + "'");
+                    throw refused(key, "'" + name + "' is listed twice in '" + raw + "'");
                 }
             }
         }
         return List.copyOf(new ArrayList<>(names));
     }
 
-    private static TransferException refused(String why) {
-        return new TransferException(TransferException.Kind.INIT_FAILED, "pega.rdma.nics: " + why);
+    private static TransferException refused(String key, String why) {
+        return new TransferException(TransferException.Kind.INIT_FAILED, key + ": " + why);
     }
 }

@@ -19,7 +19,7 @@ import java.util.regex.Pattern;
  *     this record carries only what the engine must know about (JUCX ignores an unknown setting with a warning, so a
  *     pass-through map here could not refuse a misspelt one)
  */
-public record TransferConfig(List<String> nics, int qpsPerPeer, String transports) {
+public record TransferConfig(List<String> nics, int qpsPerPeer, String transports, TransferKeys keys) {
     /** The reference's default: two RC QPs per NIC pair saturate a 400G link for reads (spec/cluster.md §4.1.7). */
     public static final int DEFAULT_QPS_PER_PEER = 2;
 
@@ -37,24 +37,38 @@ public record TransferConfig(List<String> nics, int qpsPerPeer, String transport
         nics = List.copyOf(nics);
         transports = transports == null ? "" : transports.strip().toLowerCase(Locale.ROOT);
         if (nics.isEmpty()) {
-            throw refused("pega.rdma.nics: at least one NIC is needed to run the transfer engine");
+            throw refused(keys.nics() + ": at least one NIC is needed to run the transfer engine");
         }
         if (qpsPerPeer < 1 || qpsPerPeer > MAX_QPS_PER_PEER) {
-            throw refused("pega.rdma.qps-per-peer: " + qpsPerPeer + " (expected 1 to " + MAX_QPS_PER_PEER + ")");
+            throw refused(keys.lanes() + ": " + qpsPerPeer + " (expected 1 to " + MAX_QPS_PER_PEER + ")");
         }
         if (!TRANSPORTS.matcher(transports).matches()) {
-            throw refused("pega.rdma.transports: '" + transports + "' is not a UCX transport list");
+            throw refused(keys.transports() + ": '" + transports + "' is not a UCX transport list");
         }
+    }
+
+    /** Read from {@link TransferKeys#RDMA}. */
+    public TransferConfig(List<String> nics, int qpsPerPeer, String transports) {
+        this(nics, qpsPerPeer, transports, TransferKeys.RDMA);
     }
 
     /** NICs from a {@code pega.rdma.nics} value, with no transport restriction. */
     public static TransferConfig of(String nics, int qpsPerPeer) {
-        return new TransferConfig(NicList.parse(nics), qpsPerPeer, "");
+        return of(nics, qpsPerPeer, "", TransferKeys.RDMA);
+    }
+
+    /**
+     * The settings as read from {@code keys}, each refusal naming its key.
+     *
+     * @throws TransferException {@link TransferException.Kind#INIT_FAILED} naming the setting
+     */
+    public static TransferConfig of(String nics, int lanes, String transports, TransferKeys keys) {
+        return new TransferConfig(NicList.parse(nics, keys.nics()), lanes, transports, keys);
     }
 
     /** A copy with another transport list. */
     public TransferConfig withTransports(String tls) {
-        return new TransferConfig(nics, qpsPerPeer, tls);
+        return new TransferConfig(nics, qpsPerPeer, tls, keys);
     }
 
     /**

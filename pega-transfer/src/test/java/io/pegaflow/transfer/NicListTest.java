@@ -17,19 +17,20 @@ class NicListTest {
     @ValueSource(
             strings = {"mlx5_0,mlx5_1", "mlx5_0 mlx5_1", "mlx5_0, mlx5_1", "  mlx5_0 ,\tmlx5_1  ", "mlx5_0  mlx5_1"})
     void shouldAcceptCommasBlanksOrBoth(String raw) {
-        assertThat(NicList.parse(raw)).containsExactly("mlx5_0", "mlx5_1");
+        assertThat(NicList.parse(raw, "pega.rdma.nics")).containsExactly("mlx5_0", "mlx5_1");
     }
 
     @Test
     void shouldKeepPortsAndOrder() {
-        assertThat(NicList.parse("mlx5_3:1 eth0,mlx5_0:2")).containsExactly("mlx5_3:1", "eth0", "mlx5_0:2");
+        assertThat(NicList.parse("mlx5_3:1 eth0,mlx5_0:2", "pega.rdma.nics"))
+                .containsExactly("mlx5_3:1", "eth0", "mlx5_0:2");
     }
 
     @ParameterizedTest
     @NullAndEmptySource
     @ValueSource(strings = {"   ", "\t"})
     void shouldReadABlankValueAsNoNics(String raw) {
-        assertThat(NicList.parse(raw)).isEmpty();
+        assertThat(NicList.parse(raw, "pega.rdma.nics")).isEmpty();
     }
 
     @ParameterizedTest(name = "[{0}]")
@@ -47,7 +48,7 @@ class NicListTest {
                 "mlx5_0:port      | 'mlx5_0:port' is not a device name",
             })
     void shouldRefuseABadEntryNamingIt(String raw, String message) {
-        assertThatThrownBy(() -> NicList.parse(raw))
+        assertThatThrownBy(() -> NicList.parse(raw, "pega.rdma.nics"))
                 .isInstanceOfSatisfying(
                         TransferException.class,
                         e -> assertThat(e.kind()).isEqualTo(TransferException.Kind.INIT_FAILED))

@@ -21,6 +21,18 @@ class TransferConfigTest {
     }
 
     @Test
+    void shouldNameTheKeysTheSettingsWereReadFrom() {
+        TransferKeys pd = new TransferKeys("x.enabled", "x.nics", "x.lanes", "x.transports");
+        assertRefused(() -> TransferConfig.of("lo,,lo", 2, "", pd), "x.nics: empty NIC name at entry 2");
+        assertRefused(() -> TransferConfig.of("", 2, "", pd), "x.nics: at least one NIC");
+        assertRefused(() -> TransferConfig.of("lo", 65, "", pd), "x.lanes: 65 (expected 1 to 64)");
+        assertRefused(() -> TransferConfig.of("lo", 2, "tcp;x", pd), "x.transports: 'tcp;x'");
+        assertThat(TransferConfig.of("lo", 2, "tcp", pd).withTransports("shm").keys())
+                .isEqualTo(pd);
+        assertThat(TransferConfig.of("lo", 2).keys()).isEqualTo(TransferKeys.RDMA);
+    }
+
+    @Test
     void shouldNormaliseTheTransportList() {
         assertThat(new TransferConfig(List.of("lo"), 2, " TCP ").transports()).isEqualTo("tcp");
         assertThat(new TransferConfig(List.of("lo"), 2, null).transports()).isEmpty();

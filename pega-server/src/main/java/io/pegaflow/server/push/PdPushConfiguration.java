@@ -16,6 +16,7 @@ import io.pegaflow.server.grpc.GrpcPort;
 import io.pegaflow.server.metrics.ServerMetric;
 import io.pegaflow.server.transfer.RdmaConfiguration;
 import io.pegaflow.transfer.TransferConfig;
+import io.pegaflow.transfer.TransferKeys;
 import io.pegaflow.transfer.ucx.UcxSharedMemory;
 import io.pegaflow.transfer.ucx.UcxTransferEngine;
 import java.util.concurrent.TimeUnit;
@@ -53,12 +54,15 @@ public class PdPushConfiguration {
 
     static final String POOL_MEMORY_BEAN = "pdPoolMemory";
     static final String PUSH_BEAN = "pushEngine";
+    /** The keys a refused push setting is reported under. */
+    static final TransferKeys KEYS =
+            new TransferKeys("pega.pd.enabled", "pega.pd.nics", "pega.pd.lanes", "pega.pd.transports");
 
     /** The push engine's UCX context, made before the pool so that it allocates the pool's shards. */
     @Bean(name = POOL_MEMORY_BEAN, destroyMethod = "close")
     @Conditional(SharedMemoryPool.class)
     UcxSharedMemory pdPoolMemory(PdProperties p, ConfigurableListableBeanFactory beans) {
-        UcxSharedMemory memory = UcxSharedMemory.open(transferConfig(p));
+        UcxSharedMemory memory = RdmaConfiguration.starting(KEYS, () -> UcxSharedMemory.open(transferConfig(p)));
         RdmaConfiguration.closesAfterPool(beans, POOL_MEMORY_BEAN, PUSH_BEAN);
         return memory;
     }
@@ -89,7 +93,10 @@ public class PdPushConfiguration {
                 config,
                 engine.pool(),
                 engine.deviceBackend(),
-                UcxTransferEngine.open(transfer, shared, engine.pool().regions(), NanoClock.SYSTEM),
+                RdmaConfiguration.starting(
+                        KEYS,
+                        () -> UcxTransferEngine.open(
+                                transfer, shared, engine.pool().regions(), NanoClock.SYSTEM)),
                 new GrpcDecodeLink(p.rpcTimeout()),
                 NanoClock.SYSTEM,
                 agents,
@@ -124,8 +131,9 @@ public class PdPushConfiguration {
         return null;
     }
 
+    /** @throws IllegalArgumentException naming the {@code pega.pd} key whose value was refused */
     private static TransferConfig transferConfig(PdProperties p) {
-        return TransferConfig.of(p.nics(), p.lanes()).withTransports(p.transports());
+        return RdmaConfiguration.starting(KEYS, () -> TransferConfig.of(p.nics(), p.lanes(), p.transports(), KEYS));
     }
 
     /**

@@ -7,10 +7,10 @@ import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.edge.metrics.CatalogMeters;
 import io.pegaflow.server.metrics.ServerMetric;
-import io.pegaflow.transfer.NicList;
 import io.pegaflow.transfer.TransferConfig;
 import io.pegaflow.transfer.TransferEngine;
 import io.pegaflow.transfer.TransferException;
+import io.pegaflow.transfer.TransferKeys;
 import io.pegaflow.transfer.ucx.UcxSharedMemory;
 import io.pegaflow.transfer.ucx.UcxTransferEngine;
 import java.util.concurrent.TimeUnit;
@@ -60,7 +60,7 @@ public class RdmaConfiguration {
     @Conditional(SharedMemoryPool.class)
     UcxSharedMemory rdmaPoolMemory(RdmaProperties rdma, ConfigurableListableBeanFactory beans) {
         rdma.check();
-        UcxSharedMemory memory = starting(() -> UcxSharedMemory.open(transferConfig(rdma)));
+        UcxSharedMemory memory = starting(TransferKeys.RDMA, () -> UcxSharedMemory.open(transferConfig(rdma)));
         closesAfterPool(beans, POOL_MEMORY_BEAN);
         return memory;
     }
@@ -85,8 +85,9 @@ public class RdmaConfiguration {
             ConfigurableListableBeanFactory beans) {
         rdma.check();
         UcxSharedMemory shared = poolMemory.getIfAvailable();
-        TransferEngine engine =
-                starting(() -> UcxTransferEngine.open(transferConfig(rdma), shared, pool.regions(), NanoClock.SYSTEM));
+        TransferEngine engine = starting(
+                TransferKeys.RDMA,
+                () -> UcxTransferEngine.open(transferConfig(rdma), shared, pool.regions(), NanoClock.SYSTEM));
         beans.registerDependentBean(ENGINE_BEAN, TRANSFER_BEAN);
         LOG.info(
                 "transfer engine ready: nics={} transports={} qps_per_peer={} regions={} ({} MiB registered, pool"
@@ -171,24 +172,26 @@ public class RdmaConfiguration {
 
     /** @throws IllegalArgumentException naming the key whose value UCX refused */
     static TransferConfig transferConfig(RdmaProperties rdma) {
-        return starting(() -> new TransferConfig(NicList.parse(rdma.nics()), rdma.qpsPerPeer(), rdma.transports()));
+        return starting(
+                TransferKeys.RDMA,
+                () -> TransferConfig.of(rdma.nics(), rdma.qpsPerPeer(), rdma.transports(), TransferKeys.RDMA));
     }
 
     /**
-     * Runs a step of the transfer engine's startup.
+     * Runs a step of a UCX engine's startup (this transfer engine's, or the push engine's under its own {@code keys}).
      *
      * @throws IllegalArgumentException whose message starts with the key, so startup prints it as one line
      */
-    static <T> T starting(Supplier<T> step) {
+    public static <T> T starting(TransferKeys keys, Supplier<T> step) {
         try {
             return step.get();
         } catch (TransferException e) {
             String message = e.getMessage();
             throw new IllegalArgumentException(
-                    message != null && message.startsWith("pega.") ? message : "pega.rdma.nics: " + message, e);
+                    message != null && message.startsWith("pega.") ? message : keys.nics() + ": " + message, e);
         } catch (UnsatisfiedLinkError | NoClassDefFoundError e) {
             throw new IllegalArgumentException(
-                    "pega.rdma.enabled: true, but UCX cannot be loaded (install Debian's libucx0): " + e.getMessage(),
+                    keys.enabled() + ": true, but UCX cannot be loaded (install Debian's libucx0): " + e.getMessage(),
                     e);
         }
     }

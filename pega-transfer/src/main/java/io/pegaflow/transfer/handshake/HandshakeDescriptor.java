@@ -107,13 +107,13 @@ public record HandshakeDescriptor(
             throw new TransferException(
                     Kind.INCOMPATIBLE_PEER,
                     "remote qps_per_peer mismatch: local=" + lanes() + ", remote=" + remote.lanes()
-                            + " (pega.rdma.qps-per-peer must be equal on every node)");
+                            + " (every node must use as many connections per peer)");
         }
         if (remote.nicCount != nicCount) {
             throw new TransferException(
                     Kind.INCOMPATIBLE_PEER,
                     "remote NIC count mismatch: local=" + nicCount + ", remote=" + remote.nicCount
-                            + " (pega.rdma.nics must list as many NICs on every node)");
+                            + " (every node must list as many NICs)");
         }
     }
 

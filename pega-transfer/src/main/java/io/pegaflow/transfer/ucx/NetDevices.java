@@ -18,11 +18,12 @@ final class NetDevices {
     private NetDevices() {}
 
     /**
+     * @param key the setting the names came from, which a refusal names
      * @param sysClass normally {@code /sys/class}
      * @return the UCX {@code NET_DEVICES} entries, in order
      * @throws TransferException {@link TransferException.Kind#INIT_FAILED} naming the first missing device
      */
-    static List<String> resolve(List<String> nics, Path sysClass) {
+    static List<String> resolve(List<String> nics, String key, Path sysClass) {
         List<String> out = new ArrayList<>(nics.size());
         for (String nic : nics) {
             int colon = nic.indexOf(':');
@@ -34,7 +35,7 @@ final class NetDevices {
             } else {
                 throw new TransferException(
                         TransferException.Kind.INIT_FAILED,
-                        "pega.rdma.nics: no RDMA device or network interface named '" + nic + "' (looked in "
+                        key + ": no RDMA device or network interface named '" + nic + "' (looked in "
                                 + sysClass.resolve("infiniband") + " and " + sysClass.resolve("net") + ")");
             }
         }

@@ -15,7 +15,7 @@ final class UcxContexts {
 
     /** @throws TransferException {@code INIT_FAILED} naming the NICs, transports and UCX's reason */
     static UcpContext open(TransferConfig config, Path sysClass) {
-        List<String> devices = NetDevices.resolve(config.nics(), sysClass);
+        List<String> devices = NetDevices.resolve(config.nics(), config.keys().nics(), sysClass);
         try {
             return new UcpContext(params(config, devices));
         } catch (UcxException | LinkageError e) { // LinkageError: libucx0 missing or too old
@@ -38,8 +38,11 @@ final class UcxContexts {
     static TransferException initFailed(TransferConfig config, String why, Throwable cause) {
         return new TransferException(
                 Kind.INIT_FAILED,
-                "UCX initialisation failed for pega.rdma.nics=" + String.join(",", config.nics())
-                        + (config.transports().isEmpty() ? "" : " pega.rdma.transports=" + config.transports()) + ": "
+                "UCX initialisation failed for " + config.keys().nics() + "=" + String.join(",", config.nics())
+                        + (config.transports().isEmpty()
+                                ? ""
+                                : " " + config.keys().transports() + "=" + config.transports())
+                        + ": "
                         + why,
                 cause);
     }

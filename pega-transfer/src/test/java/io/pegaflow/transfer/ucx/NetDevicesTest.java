@@ -26,23 +26,25 @@ class NetDevicesTest {
 
     @Test
     void shouldNameRdmaPortsAndKeepInterfaces() {
-        assertThat(NetDevices.resolve(List.of("mlx5_0", "mlx5_1:2", "eth0"), sys))
+        assertThat(NetDevices.resolve(List.of("mlx5_0", "mlx5_1:2", "eth0"), "pega.rdma.nics", sys))
                 .containsExactly("mlx5_0:1", "mlx5_1:2", "eth0");
     }
 
     @Test
     void shouldRefuseADeviceThisHostDoesNotHave() {
-        assertThatThrownBy(() -> NetDevices.resolve(List.of("mlx5_0", "mlx5_9"), sys))
+        assertThatThrownBy(() -> NetDevices.resolve(List.of("mlx5_0", "mlx5_9"), "pega.rdma.nics", sys))
                 .isInstanceOfSatisfying(
                         TransferException.class,
                         e -> assertThat(e.kind()).isEqualTo(TransferException.Kind.INIT_FAILED))
                 .hasMessageContaining("no RDMA device or network interface named 'mlx5_9'")
                 .hasMessageContaining(sys.resolve("infiniband").toString());
-        assertThatThrownBy(() -> NetDevices.resolve(List.of("eth0:1"), sys)).hasMessageContaining("'eth0:1'");
+        assertThatThrownBy(() -> NetDevices.resolve(List.of("eth0:1"), "pega.rdma.nics", sys))
+                .hasMessageContaining("'eth0:1'");
     }
 
     @Test
     void shouldFindTheLoopbackInterfaceOfThisHost() {
-        assertThat(NetDevices.resolve(List.of("lo"), Path.of("/sys/class"))).containsExactly("lo");
+        assertThat(NetDevices.resolve(List.of("lo"), "pega.rdma.nics", Path.of("/sys/class")))
+                .containsExactly("lo");
     }
 }

@@ -1,0 +1,56 @@
+package io.pegaflow.server.push;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.pegaflow.server.PegaServerApplication;
+import io.pegaflow.server.startup.StartupFailureAnalyzer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+
+/**
+ * {@code pega.pd.*} at startup: a bad NIC list, lane count or transport list, or a UCX that cannot start on them,
+ * stops the server with one line that names the {@code pega.pd} key the operator set (not the transfer engine's
+ * {@code pega.rdma} key of the same meaning).
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class PdPushStartupTest {
+
+    private static String failure(String... extra) {
+        List<String> args = new ArrayList<>(List.of(extra));
+        args.addAll(List.of(
+                "--spring.grpc.server.port=0",
+                "--server.port=0",
+                "--server.address=127.0.0.1",
+                "--pega.pool.size=16MB",
+                "--pega.device.backend=host",
+                "--pega.pd.enabled=true",
+                "--logging.level.root=WARN"));
+        Throwable[] failure = new Throwable[1];
+        assertThatThrownBy(() -> new SpringApplicationBuilder(PegaServerApplication.class)
+                        .run(args.toArray(String[]::new))
+                        .close())
+                .satisfies(e -> failure[0] = e);
+        FailureAnalysis analysis = new StartupFailureAnalyzer().analyze(failure[0]);
+        assertThat(analysis).as("analysis of %s", failure[0]).isNotNull();
+        assertThat(analysis.getDescription()).doesNotContain("\n");
+        return analysis.getDescription();
+    }
+
+    @Test
+    void shouldNameThePushKeysInTheOneLine() {
+        assertThat(failure("--pega.pd.nics=lo,,lo")).startsWith("pega.pd.nics: empty NIC name at entry 2 of 'lo,,lo'");
+        assertThat(failure("--pega.pd.nics=lo", "--pega.pd.lanes=65"))
+                .startsWith("pega.pd.lanes: 65 (expected 1 to 64)");
+        assertThat(failure("--pega.pd.transports=tcp;x")).startsWith("pega.pd.transports: 'tcp;x'");
+        assertThat(failure("--pega.pd.nics=nosuchnic0", "--pega.pd.transports=tcp"))
+                .startsWith("pega.pd.nics: ")
+                .contains("nosuchnic0")
+                .doesNotContain("pega.rdma");
+    }
+}
