@@ -18,6 +18,8 @@ import java.util.regex.Pattern;
  *     empty lets UCX choose. Other UCX settings ({@code UCX_IB_GID_INDEX}, ...) are UCX's own environment variables:
  *     this record carries only what the engine must know about (JUCX ignores an unknown setting with a warning, so a
  *     pass-through map here could not refuse a misspelt one)
+ * @param keys the settings' configuration keys, which a refusal names ({@link TransferKeys#RDMA} unless another
+ *     engine's)
  */
 public record TransferConfig(List<String> nics, int qpsPerPeer, String transports, TransferKeys keys) {
     /** The reference's default: two RC QPs per NIC pair saturate a 400G link for reads (spec/cluster.md §4.1.7). */
