@@ -155,8 +155,18 @@ export async function transfer(page) {
     <div class="card"><h3>Connections per peer</h3><div class="big">${t.lanes}</div></div>
     <div class="card"><h3>Registered</h3><div class="big">${bytes(t.registered_bytes)}</div><div class="muted">${t.registered_regions} regions</div></div>
     <div class="card"><h3>Ops in flight</h3><div class="big" id="transfer-inflight">${count(t.in_flight_ops)}</div></div>
+    ${poolMemoryCard(t.pool_memory)}
   </div>
   ${peers || '<div class="off" id="no-peers">No peer contacted yet</div>'}`;
+}
+
+// Where the pool's shards live decides how a peer on this host reads them (decision 0019).
+function poolMemoryCard(m) {
+  const detail = m.allocated_by === 'ucx'
+    ? `${count(m.shared_shards)} of ${count(m.shards)} shards in shared memory · ${count(m.engines_on_context)} engines on its context`
+    : `${count(m.shards)} shards; peers on this host read them through UCX's emulation, as over TCP`;
+  return `<div class="card" id="pool-memory"><h3>Pool memory</h3>
+    <div class="big">${m.allocated_by === 'ucx' ? 'UCX-allocated' : 'private mapping'}</div><div class="muted">${detail}</div></div>`;
 }
 
 // ------------------------------------------------------------------ ssd

@@ -25,6 +25,7 @@ import io.pegaflow.server.admin.AdminDocuments.Metaserver;
 import io.pegaflow.server.admin.AdminDocuments.Overview;
 import io.pegaflow.server.admin.AdminDocuments.Peer;
 import io.pegaflow.server.admin.AdminDocuments.Pool;
+import io.pegaflow.server.admin.AdminDocuments.PoolMemory;
 import io.pegaflow.server.admin.AdminDocuments.Rates;
 import io.pegaflow.server.admin.AdminDocuments.Shard;
 import io.pegaflow.server.admin.AdminDocuments.Ssd;
@@ -34,6 +35,7 @@ import io.pegaflow.server.internode.MetaserverClientStats;
 import io.pegaflow.transfer.PeerView;
 import io.pegaflow.transfer.TransferEngine;
 import io.pegaflow.transfer.TransferView;
+import io.pegaflow.transfer.ucx.UcxSharedMemory;
 import jakarta.servlet.http.HttpServletRequest;
 import java.time.Clock;
 import java.util.LinkedHashMap;
@@ -61,6 +63,7 @@ class AdminApiController {
     private final PegaEngine engine;
     private final ObjectProvider<SsdStore> ssd;
     private final ObjectProvider<TransferEngine> transfer;
+    private final ObjectProvider<UcxSharedMemory> poolContext;
     private final ObjectProvider<MetaserverClient> metaserver;
     private final ObjectProvider<BuildProperties> build;
     private final AdminAccess access;
@@ -71,6 +74,7 @@ class AdminApiController {
             PegaEngine engine,
             ObjectProvider<SsdStore> ssd,
             ObjectProvider<TransferEngine> transfer,
+            ObjectProvider<UcxSharedMemory> poolContext,
             ObjectProvider<MetaserverClient> metaserver,
             ObjectProvider<BuildProperties> build,
             AdminAccess access,
@@ -78,6 +82,7 @@ class AdminApiController {
         this.engine = engine;
         this.ssd = ssd;
         this.transfer = transfer;
+        this.poolContext = poolContext;
         this.metaserver = metaserver;
         this.build = build;
         this.access = access;
@@ -244,7 +249,16 @@ class AdminApiController {
                 v.registeredRegions(),
                 v.registeredBytes(),
                 v.inFlightOps(),
-                v.peers().stream().map(AdminApiController::peer).toList());
+                v.peers().stream().map(AdminApiController::peer).toList(),
+                poolMemory());
+    }
+
+    private PoolMemory poolMemory() {
+        int shards = engine.pool().regions().size();
+        UcxSharedMemory context = poolContext.getIfUnique();
+        return context == null
+                ? new PoolMemory("private", shards, 0, 0)
+                : new PoolMemory("ucx", shards, context.sharedOutstanding(), context.borrowers());
     }
 
     private static Peer peer(PeerView p) {

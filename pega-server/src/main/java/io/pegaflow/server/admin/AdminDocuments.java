@@ -154,12 +154,23 @@ final class AdminDocuments {
             @Nullable Integer registeredRegions,
             @Nullable Long registeredBytes,
             @Nullable Long inFlightOps,
-            @Nullable List<Peer> peers) {
+            @Nullable List<Peer> peers,
+            @Nullable PoolMemory poolMemory) {
         static Transfer off() {
             return new Transfer(
-                    false, "transfer engine not configured", null, null, null, null, null, null, null, null);
+                    false, "transfer engine not configured", null, null, null, null, null, null, null, null, null);
         }
     }
+
+    /**
+     * Where the pool's shards live (decision 0019): {@code ucx} when a UCX context allocated them (in shared memory a
+     * peer on this host attaches, where {@code shared_shards} says so), {@code private} when the pool mapped them
+     * itself (peers on this host then read them through UCX's emulation, as over TCP).
+     *
+     * @param enginesOnContext transfer engines running on the allocating context now (the push engine's included)
+     */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    record PoolMemory(String allocatedBy, int shards, int sharedShards, int enginesOnContext) {}
 
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
     record Peer(

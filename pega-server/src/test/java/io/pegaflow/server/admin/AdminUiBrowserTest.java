@@ -121,7 +121,7 @@ class AdminUiBrowserTest extends AdminServerBase {
 
         openPage("transfer");
         browser.awaitText(By.id("transfer-off"), "transfer engine not configured");
-        browser.screenshot("admin-transfer");
+        browser.screenshot("admin-transfer-off");
 
         openPage("cluster");
         browser.awaitText(By.id("metaserver-off"), "metaserver not configured");
