@@ -219,12 +219,17 @@ public final class LaneEngine implements TransferEngine, LaneListener {
 
     /** Drops a connection on every lane, once; the first cause wins and is counted. */
     private void fail(Connection connection, TransferException cause) {
-        if (!connection.fail(cause)) {
-            return;
+        // Under the connection's lock, so that a later caller (the connect's completion, after another lane's failure
+        // won) returns only once the connection is out of the map: a failed connect must not leave it in the view.
+        synchronized (connection) {
+            if (!connection.fail(cause)) {
+                return;
+            }
+            // The cause is recorded before the connection leaves the map: a submit that no longer finds it reports
+            // why.
+            statsOf(connection.peer).connectionDropped(cause);
+            connections.remove(connection.peer, connection);
         }
-        // The cause is recorded before the connection leaves the map: a submit that no longer finds it reports why.
-        statsOf(connection.peer).connectionDropped(cause);
-        connections.remove(connection.peer, connection);
         if (cause.kind() != Kind.NOT_CONNECTED && cause.kind() != Kind.CLOSED) {
             LOG.warn("dropping connection to {}: {}", connection.peer, cause.getMessage());
         }
