@@ -24,6 +24,11 @@ export function count(n) {
   return Math.round(n).toLocaleString('en-US');
 }
 
+/** "1 block", "2 blocks", "1 batch", "3 batches": a count and its noun, in the number the count asks for. */
+export function counted(n, one, many = `${one}s`) {
+  return `${count(n)} ${Math.round(n) === 1 ? one : many}`;
+}
+
 export function percent(fraction) {
   if (fraction == null || !Number.isFinite(fraction)) return '–';
   return `${(fraction * 100).toFixed(fraction >= 0.995 || fraction === 0 ? 0 : 1)} %`;

@@ -3,7 +3,7 @@
 
 import { getJson, post, setToken, token } from './api.js';
 import { deltas, lineChart } from './chart.js';
-import { ago, bytes, count, duration, esc, expiresIn, micros, percent, rate } from './format.js';
+import { ago, bytes, count, counted, duration, esc, expiresIn, micros, percent, rate } from './format.js';
 
 const TIERS = [
   ['ram', 'RAM', 'var(--ram)'],
@@ -59,8 +59,8 @@ export async function overview(page) {
   const rows = instances.instances
     .map((i) => {
       const devices = i.devices
-        .map((d) => `dev ${d.device_id} (tp ${d.tp_rank}, pp ${d.pp_rank}): ${d.layers} layers, ${esc(d.layout)}, `
-          + `${count(d.num_blocks)} blocks × ${bytes(d.bytes_per_block)}`)
+        .map((d) => `dev ${d.device_id} (tp ${d.tp_rank}, pp ${d.pp_rank}): ${counted(d.layers, 'layer')}, ${esc(d.layout)}, `
+          + `${counted(d.num_blocks, 'block')} × ${bytes(d.bytes_per_block)}`)
         .join('<br>');
       return `<tr data-instance="${esc(i.id)}"><td><code>${esc(i.id)}</code>${i.detached ? ' <span class="pill warn">detached</span>' : ''}</td>`
         + `<td>${esc(i.namespace)}</td><td class="num">${i.tp_size} / ${i.world_size}</td><td class="num">${i.num_layers}</td>`
@@ -72,7 +72,7 @@ export async function overview(page) {
     <div class="card"><h3>Pinned pool</h3>
       <div class="big" id="pool-used">${bytes(p.used_bytes)} / ${bytes(p.capacity_bytes)}</div>
       ${usageBar(p.used_bytes, p.capacity_bytes)}
-      <div class="muted">largest free run ${bytes(p.largest_free_bytes)} · ${count(p.outstanding_allocations)} allocations · ${count(p.alloc_failures)} failures</div></div>
+      <div class="muted">largest free run ${bytes(p.largest_free_bytes)} · ${counted(p.outstanding_allocations, 'allocation')} · ${counted(p.alloc_failures, 'failure')}</div></div>
     <div class="card"><h3>Blocks cached</h3>
       <div class="big" id="blocks">${count(c.resident_blocks)}</div>
       <div class="muted">${bytes(c.resident_bytes)} resident · ${bytes(c.inflight_bytes)} waiting for slots · ${count(c.evictions)} evicted</div></div>
@@ -82,7 +82,7 @@ export async function overview(page) {
       <div class="muted">over the last ${duration(o.rates.window_ms)}</div></div>
     <div class="card"><h3>Clients</h3>
       <div class="big" id="instances">${count(o.instances)} ${o.instances === 1 ? 'instance' : 'instances'}</div>
-      <div class="muted">${count(o.sessions)} sessions · <a href="#leases">${count(o.leases_active)} live leases</a>${o.detached_instances ? ` · ${o.detached_instances} detached` : ''}</div></div>
+      <div class="muted">${counted(o.sessions, 'session')} · <a href="#leases">${counted(o.leases_active, 'live lease')}</a>${o.detached_instances ? ` · ${o.detached_instances} detached` : ''}</div></div>
   </div>
   <div class="grid">
     <div class="card"><h3>Hit rate by tier</h3>${lineChart(hitSeries, { yMax: 1, yFormat: (v) => percent(v), label: 'hit rate by tier' })}
@@ -146,14 +146,14 @@ export async function transfer(page) {
           <div><div class="big">${count(p.ops_failed)}</div><div class="muted">failed ops · errors ${errors}${p.last_error ? ` · last: ${esc(p.last_error)}` : ''}</div></div>
         </div>
         <table><tr><th class="num">connection</th><th>state</th><th class="num">in flight</th><th class="num">ops issued</th></tr>${conns || '<tr><td colspan="4" class="muted">no connection</td></tr>'}</table>
-        <div class="muted">${count(p.connects)} connects · ${count(p.drops)} drops · ${count(p.batches)} batches</div></div>`;
+        <div class="muted">${counted(p.connects, 'connect')} · ${counted(p.drops, 'drop')} · ${counted(p.batches, 'batch', 'batches')}</div></div>`;
     })
     .join('');
   page.innerHTML = `<h2>Transfer</h2>
   <div class="grid">
     <div class="card"><h3>Fabric</h3><div class="big">${esc(t.fabric)}</div><div class="muted">${esc(t.nics.join(', ') || 'any NIC')} · ${esc(t.transports || 'UCX default transports')}</div></div>
     <div class="card"><h3>Connections per peer</h3><div class="big">${t.lanes}</div></div>
-    <div class="card"><h3>Registered</h3><div class="big">${bytes(t.registered_bytes)}</div><div class="muted">${t.registered_regions} regions</div></div>
+    <div class="card"><h3>Registered</h3><div class="big">${bytes(t.registered_bytes)}</div><div class="muted">${counted(t.registered_regions, 'region')}</div></div>
     <div class="card"><h3>Ops in flight</h3><div class="big" id="transfer-inflight">${count(t.in_flight_ops)}</div></div>
     ${poolMemoryCard(t.pool_memory)}
   </div>
@@ -163,8 +163,8 @@ export async function transfer(page) {
 // Where the pool's shards live decides how a peer on this host reads them (decision 0019).
 function poolMemoryCard(m) {
   const detail = m.allocated_by === 'ucx'
-    ? `${count(m.shared_shards)} of ${count(m.shards)} shards in shared memory · ${count(m.engines_on_context)} engines on its context`
-    : `${count(m.shards)} shards; peers on this host read them through UCX's emulation, as over TCP`;
+    ? `${count(m.shared_shards)} of ${count(m.shards)} shards in shared memory · ${counted(m.engines_on_context, 'engine')} on its context`
+    : `${counted(m.shards, 'shard')}; peers on this host read them through UCX's emulation, as over TCP`;
   return `<div class="card" id="pool-memory"><h3>Pool memory</h3>
     <div class="big">${m.allocated_by === 'ucx' ? 'UCX-allocated' : 'private mapping'}</div><div class="muted">${detail}</div></div>`;
 }
@@ -189,9 +189,9 @@ export async function ssd(page) {
   <div class="grid">
     <div class="card"><h3>Health</h3><div class="big" id="ssd-health">${s.healthy ? pill('healthy') : pill('degraded')}</div><div class="muted">errors: ${errs || 'none'}</div></div>
     <div class="card"><h3>Write</h3><div class="big">${rate(s.rates.ssd_write_bytes_per_sec)}</div>
-      <div class="muted">queue ${count(s.writes.queue_pending)} · in flight ${count(s.writes.inflight)} · ${count(s.writes.blocks)} blocks, ${bytes(s.writes.bytes)} · ${count(s.writes.failures)} failed · ${count(s.writes.queue_full)} dropped on a full queue</div></div>
+      <div class="muted">queue ${count(s.writes.queue_pending)} · in flight ${count(s.writes.inflight)} · ${counted(s.writes.blocks, 'block')}, ${bytes(s.writes.bytes)} · ${count(s.writes.failures)} failed · ${count(s.writes.queue_full)} dropped on a full queue</div></div>
     <div class="card"><h3>Read</h3><div class="big">${rate(s.rates.ssd_read_bytes_per_sec)}</div>
-      <div class="muted">queue ${count(s.reads.queue_pending)} · in flight ${count(s.reads.inflight)} · reserved ${count(s.reads.reserved)} · ${count(s.reads.blocks)} blocks, ${bytes(s.reads.bytes)} · ${count(s.reads.failures)} failed</div></div>
+      <div class="muted">queue ${count(s.reads.queue_pending)} · in flight ${count(s.reads.inflight)} · reserved ${count(s.reads.reserved)} · ${counted(s.reads.blocks, 'block')}, ${bytes(s.reads.bytes)} · ${count(s.reads.failures)} failed</div></div>
   </div>
   <table id="shard-table"><tr><th class="num">shard</th><th>path</th><th>usage</th><th class="num">entries</th><th class="num">written</th><th class="num">read</th><th>health</th></tr>${shards}</table>`;
 }
@@ -230,7 +230,7 @@ export async function cluster(page) {
   page.innerHTML = `<h2>Cluster</h2>
   <div class="grid">
     <div class="card"><h3>Nodes</h3><div class="big" id="node-count">${live} live / ${c.nodes.length}</div><div class="muted">stale after ${duration(c.stale_after_secs * 1000)}, expired after ${duration(c.ttl_minutes * 60000)}</div></div>
-    <div class="card"><h3>Blocks indexed</h3><div class="big" id="blocks-indexed">${count(c.block_keys)}</div><div class="muted">${count(c.block_owners)} owner entries</div></div>
+    <div class="card"><h3>Blocks indexed</h3><div class="big" id="blocks-indexed">${count(c.block_keys)}</div><div class="muted">${counted(c.block_owners, 'owner entry', 'owner entries')}</div></div>
     <div class="card"><h3>Epoch</h3><div class="big" id="epoch">${esc(String(c.epoch))}</div><div class="muted">since ${esc(new Date(c.epoch_started_at_ms).toISOString())}</div></div>
     <div class="card"><h3>Fenced sessions</h3><div class="big">${count(c.fenced_sessions.length)}</div></div>
   </div>
