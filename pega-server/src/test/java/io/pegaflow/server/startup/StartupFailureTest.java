@@ -1,7 +1,6 @@
 package io.pegaflow.server.startup;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pegaflow.core.ssd.SsdStore;
 import io.pegaflow.server.PegaServerApplication;
@@ -18,7 +17,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
@@ -52,14 +50,7 @@ class StartupFailureTest {
 
     /** The one line the process would print for a start with {@code extra}. */
     private static String failureLine(String... extra) {
-        Throwable[] failure = new Throwable[1];
-        assertThatThrownBy(() -> new SpringApplicationBuilder(PegaServerApplication.class)
-                        .run(args(extra))
-                        .close())
-                .satisfies(e -> failure[0] = e);
-        FailureAnalysis analysis = new StartupFailureAnalyzer().analyze(failure[0]);
-        assertThat(analysis).as("analysis of %s", failure[0]).isNotNull();
-        return OneLineFailureReporter.line(analysis);
+        return OneLineFailureReporter.line(StartupFailures.analysisOf(args(extra)));
     }
 
     @Test

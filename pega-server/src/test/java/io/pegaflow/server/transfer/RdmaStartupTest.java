@@ -1,10 +1,9 @@
 package io.pegaflow.server.transfer;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pegaflow.server.PegaServerApplication;
-import io.pegaflow.server.startup.StartupFailureAnalyzer;
+import io.pegaflow.server.startup.StartupFailures;
 import io.pegaflow.transfer.TransferEngine;
 import java.util.ArrayList;
 import java.util.List;
@@ -12,7 +11,6 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
@@ -36,15 +34,7 @@ class RdmaStartupTest {
     }
 
     private static String failure(String... extra) {
-        Throwable[] failure = new Throwable[1];
-        assertThatThrownBy(() -> new SpringApplicationBuilder(PegaServerApplication.class)
-                        .run(args(extra))
-                        .close())
-                .satisfies(e -> failure[0] = e);
-        FailureAnalysis analysis = new StartupFailureAnalyzer().analyze(failure[0]);
-        assertThat(analysis).as("analysis of %s", failure[0]).isNotNull();
-        assertThat(analysis.getDescription()).doesNotContain("\n");
-        return analysis.getDescription();
+        return StartupFailures.descriptionOf(args(extra));
     }
 
     @Test
