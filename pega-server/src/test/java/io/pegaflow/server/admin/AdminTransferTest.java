@@ -33,6 +33,7 @@ import org.openqa.selenium.By;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.core.env.Environment;
+import org.springframework.test.annotation.DirtiesContext;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -57,6 +58,7 @@ import tools.jackson.databind.json.JsonMapper;
             "pega.pd.enabled=true",
             "pega.pd.transports=shm,self"
         })
+@DirtiesContext
 class AdminTransferTest {
     private static final String HOST = "127.0.0.1";
     private static final String PEER = "127.0.0.1:40002";
@@ -69,6 +71,9 @@ class AdminTransferTest {
 
     @Autowired
     Environment env;
+
+    @Autowired
+    TransferEngine server;
 
     private PinnedMemoryPool peerPool;
     private TransferEngine peer;
@@ -95,8 +100,10 @@ class AdminTransferTest {
         }
     }
 
+    /** The server drops its side first, so neither side closes an endpoint whose peer is already gone. */
     @AfterAll
-    void closePeer() {
+    void closePeer() throws Exception {
+        server.disconnect(new PeerId(PEER)).get(WAIT.toSeconds(), TimeUnit.SECONDS);
         if (peer != null) {
             peer.close();
         }
