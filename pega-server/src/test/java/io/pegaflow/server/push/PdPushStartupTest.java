@@ -19,15 +19,9 @@ class PdPushStartupTest {
 
     private static String failure(String... extra) {
         List<String> args = new ArrayList<>(List.of(extra));
-        args.addAll(List.of(
-                "--spring.grpc.server.port=0",
-                "--server.port=0",
-                "--server.address=127.0.0.1",
-                "--pega.pool.size=16MB",
-                "--pega.device.backend=host",
-                "--pega.pd.enabled=true",
-                "--logging.level.root=WARN"));
-        return StartupFailures.descriptionOf(args.toArray(String[]::new));
+        args.add("--server.address=127.0.0.1");
+        args.add("--pega.pd.enabled=true");
+        return StartupFailures.descriptionOf(StartupFailures.hostArgs(args.toArray(String[]::new)));
     }
 
     @Test

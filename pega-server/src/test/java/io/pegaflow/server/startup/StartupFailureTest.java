@@ -10,8 +10,6 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -31,21 +29,8 @@ class StartupFailureTest {
     @TempDir
     Path dir;
 
-    /** Small host-backend defaults, each replaced when {@code extra} sets the same key (Spring would join both). */
     private static String[] args(String... extra) {
-        List<String> args = new ArrayList<>(List.of(extra));
-        for (String fallback : List.of(
-                "--spring.grpc.server.port=0",
-                "--server.port=0",
-                "--pega.pool.size=16MB",
-                "--pega.device.backend=host",
-                "--logging.level.root=WARN")) {
-            String key = fallback.substring(0, fallback.indexOf('=') + 1);
-            if (args.stream().noneMatch(a -> a.startsWith(key))) {
-                args.add(fallback);
-            }
-        }
-        return args.toArray(String[]::new);
+        return StartupFailures.hostArgs(extra);
     }
 
     /** The one line the process would print for a start with {@code extra}. */

@@ -4,12 +4,34 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pegaflow.server.PegaServerApplication;
+import java.util.ArrayList;
+import java.util.List;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 
 /** Starts of the whole server that must fail, and the one-line analysis an operator reads for them. */
 public final class StartupFailures {
     private StartupFailures() {}
+
+    /**
+     * {@code extra} with small host-backend defaults (ephemeral ports, a 16 MB pool, WARN logging), each left out when
+     * {@code extra} sets the same key (Spring would join both).
+     */
+    public static String[] hostArgs(String... extra) {
+        List<String> args = new ArrayList<>(List.of(extra));
+        for (String fallback : List.of(
+                "--spring.grpc.server.port=0",
+                "--server.port=0",
+                "--pega.pool.size=16MB",
+                "--pega.device.backend=host",
+                "--logging.level.root=WARN")) {
+            String key = fallback.substring(0, fallback.indexOf('=') + 1);
+            if (args.stream().noneMatch(a -> a.startsWith(key))) {
+                args.add(fallback);
+            }
+        }
+        return args.toArray(String[]::new);
+    }
 
     /**
      * The analysis of a start with {@code args}; fails the test when the server starts, or when the failure has no

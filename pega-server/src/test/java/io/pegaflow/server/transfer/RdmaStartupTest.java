@@ -23,14 +23,8 @@ class RdmaStartupTest {
 
     private static String[] args(String... extra) {
         List<String> args = new ArrayList<>(List.of(extra));
-        args.addAll(List.of(
-                "--spring.grpc.server.port=0",
-                "--server.port=0",
-                "--server.address=127.0.0.1",
-                "--pega.pool.size=16MB",
-                "--pega.device.backend=host",
-                "--logging.level.root=WARN"));
-        return args.toArray(String[]::new);
+        args.add("--server.address=127.0.0.1");
+        return StartupFailures.hostArgs(args.toArray(String[]::new));
     }
 
     private static String failure(String... extra) {
