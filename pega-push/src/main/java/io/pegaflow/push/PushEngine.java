@@ -4,7 +4,7 @@ import io.pegaflow.core.agent.AgentGroup;
 import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.device.Caller;
 import io.pegaflow.core.device.DeviceBackend;
-import io.pegaflow.core.memory.PinnedMemoryPool;
+import io.pegaflow.core.engine.StagingAllocator;
 import io.pegaflow.proto.ext.push.PushLayer;
 import io.pegaflow.push.decode.DecodeSide;
 import io.pegaflow.push.layout.PushLayerTable;
@@ -20,8 +20,9 @@ import java.util.function.Supplier;
  * as the reference's {@code kv_both}): the push layer registrations, the {@link PrefillSide} and its agent, the
  * {@link DecodeSide} and its agent, over one transfer engine whose regions are the server's pool.
  *
- * <p>Ownership: owns the transfer engine, the link to decode servers and the registrations; borrows the pool and the
- * device backend (the cache engine owns them and must outlive this engine). {@link #close()} closes, in this order,
+ * <p>Ownership: owns the transfer engine, the link to decode servers and the registrations; borrows the cache engine's
+ * staging allocator and device backend (the cache engine owns the pool and the backend and must outlive this engine).
+ * Staging comes from the pool the way a Save's memory does, so a pool full of cached blocks is no obstacle. {@link #close()} closes, in this order,
  * the transfer engine (every put resolves), the agents (open pushes and receives fail, their staging is freed), the
  * link, and the registrations. Thread-safe.
  */
@@ -39,14 +40,16 @@ public final class PushEngine implements AutoCloseable {
     private boolean closed;
 
     /**
-     * @param transfer registered over {@code pool}'s regions; owned from here on
+     * @param staging the cache engine's allocator for staging: a full pool of cached blocks makes room for a push as it
+     *     does for a Save
+     * @param transfer registered over the pool's regions; owned from here on
      * @param link how this server calls decode servers; closed with the engine when it is {@link AutoCloseable}
      * @param advertiseAddress {@code host:port} at which peers reach this server's gRPC endpoint (the decode address in
      *     the handshakes it hands out); asked per PrepareReceive, so it may be known only once the server is bound
      */
     public PushEngine(
             PushConfig config,
-            PinnedMemoryPool pool,
+            StagingAllocator staging,
             DeviceBackend backend,
             TransferEngine transfer,
             DecodeLink link,
@@ -62,7 +65,7 @@ public final class PushEngine implements AutoCloseable {
         this.layers = new PushLayerTable(backend);
         this.prefill = new PrefillSide(
                 layers,
-                pool,
+                staging,
                 transfer,
                 link,
                 clock,
@@ -110,7 +113,7 @@ public final class PushEngine implements AutoCloseable {
                 });
         this.decode = new DecodeSide(
                 layers,
-                pool,
+                staging,
                 clock,
                 advertiseAddress,
                 transfer.localDescriptor().encode(),

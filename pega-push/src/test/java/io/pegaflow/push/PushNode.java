@@ -7,6 +7,8 @@ import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.device.ProcessUid;
 import io.pegaflow.core.device.host.HostDeviceBackend;
+import io.pegaflow.core.engine.EngineConfig;
+import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
 import io.pegaflow.push.grpc.GrpcDecodeLink;
@@ -24,14 +26,18 @@ import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One push server as the sidecar runs it, without Spring: its own pinned pool, the host device backend, a UCX
- * transfer engine over the pool (TCP or shared memory on loopback), the push engine, and the PdPush gRPC service on an
+ * One push server as the sidecar runs it, without Spring: its own pinned pool and the cache engine over it (push staging
+ * comes from the engine's {@link PegaEngine#staging() allocator}), the host device backend, a UCX transfer engine over
+ * the pool (TCP or shared memory on loopback), the push engine, and the PdPush gRPC service on an
  * ephemeral loopback port; or ({@link #onSharedContext}) with the pool allocated by a UCX context that the push engine
  * shares with a P2P transfer engine. {@link #kill()} drops it abruptly (the gRPC server first, with no goodbye to peers).
  */
 final class PushNode implements AutoCloseable {
     final PinnedMemoryPool pool;
     final DeviceBackend backend;
+    /** The cache engine; owns the pool and the backend. */
+    final PegaEngine cache;
+
     final PushEngine engine;
     final Server server;
     final AgentGroup agents = new AgentGroup();
@@ -50,6 +56,7 @@ final class PushNode implements AutoCloseable {
                 ? PinnedMemoryPool.create(PoolConfig.of(poolBytes))
                 : PinnedMemoryPool.create(PoolConfig.of(poolBytes), poolContext);
         backend = new HostDeviceBackend();
+        cache = PegaEngine.launch(EngineConfig.defaults(pool.config()), pool, backend);
         // as pega-server runs the remote tier's engine (other lane count) and the push engine on the pool's context
         neighbour = poolContext == null
                 ? null
@@ -61,7 +68,7 @@ final class PushNode implements AutoCloseable {
         TransferEngine transfer = UcxTransferEngine.open(transferConfig, poolContext, pool.regions(), NanoClock.SYSTEM);
         engine = new PushEngine(
                 config,
-                pool,
+                cache.staging(),
                 backend,
                 transfer,
                 new GrpcDecodeLink(config.rpcTimeout()),
@@ -134,8 +141,7 @@ final class PushNode implements AutoCloseable {
         if (neighbour != null) {
             neighbour.close();
         }
-        backend.close();
-        pool.close();
+        cache.close(); // and with it the backend and the pool
         if (poolContext != null) {
             poolContext.close();
         }

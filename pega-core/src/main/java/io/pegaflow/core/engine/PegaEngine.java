@@ -74,6 +74,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
     private final AgentRunner maintenance;
     private final AgentGroup agents;
     private final PoolReclaimer reclaimer;
+    private final StagingAllocator staging;
     private final PrefetchTable prefetch;
     private final SavePath savePath;
     private final LoadPath loadPath;
@@ -140,6 +141,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
                 config.blockwiseAlloc(),
                 config.saveDeadline(),
                 RequestShare.of(pool, limits.requestPoolShare()));
+        this.staging = new StagingAllocator(reclaimer, RequestShare.of(pool, limits.requestPoolShare()));
         this.loadPath = new LoadPath(instances, leases, metrics, clock);
         this.queryPath = new QueryPath(instances, cache, leases, metrics, prefetch);
         this.registerPath = new RegisterPath(
@@ -491,6 +493,14 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
     public void bindDurations(DurationRecorder save, DurationRecorder load) {
         metrics.bindSaveDuration(save);
         metrics.bindLoadDuration(load);
+    }
+
+    /**
+     * Pool memory for bytes that pass through this node without entering the cache (push staging), reclaimed from the
+     * cache exactly as a Save's memory is.
+     */
+    public StagingAllocator staging() {
+        return staging;
     }
 
     public PinnedMemoryPool pool() {

@@ -3,10 +3,10 @@ package io.pegaflow.core.engine;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 
 /**
- * How much of the pinned pool one Save may need (issue #10, defect 5): at most {@code pega.limits.request-pool-share}
+ * How much of the pinned pool one request may need (issue #10, defect 5): at most {@code pega.limits.request-pool-share}
  * of the pool in all, and no single allocation larger than a shard can ever hold. Checked on the request's real sizes
- * before anything is allocated, so a Save that cannot fit fails without evicting a single block of any tenant (the
- * reclaimer would otherwise empty the index for a request that fails anyway).
+ * before anything is allocated, so a Save or a push whose staging cannot fit fails without evicting a single block of
+ * any tenant (the reclaimer would otherwise empty the index for a request that fails anyway).
  */
 final class RequestShare {
     private final double share;
@@ -39,24 +39,25 @@ final class RequestShare {
     }
 
     /**
+     * @param request what needs the memory, as the error names it ("save of instance x")
      * @param neededBytes the pool bytes the whole request allocates
      * @param largestAllocation its largest single allocation
+     * @param splitHint how the request could be split into smaller allocations, or "" when it cannot
      * @throws io.pegaflow.core.error.EngineException RESOURCE_EXHAUSTED naming the bound
      */
-    void check(String instanceId, long neededBytes, long largestAllocation) {
+    void check(String request, long neededBytes, long largestAllocation, String splitHint) {
         if (neededBytes > maxRequestBytes) {
             throw EngineLimits.exhausted(
-                    "save of instance " + instanceId + " needs " + neededBytes + " bytes of pinned pool memory, more"
-                            + " than one request may take (" + maxRequestBytes + " of the " + poolBytes
-                            + "-byte pool); nothing was evicted",
+                    request + " needs " + neededBytes + " bytes of pinned pool memory, more than one request may take ("
+                            + maxRequestBytes + " of the " + poolBytes + "-byte pool); nothing was evicted",
                     "pega.limits.request-pool-share",
                     share);
         }
         if (largestAllocation > maxAllocationBytes) {
             throw EngineLimits.exhausted(
-                    "save of instance " + instanceId + " needs one " + largestAllocation + "-byte pool allocation, more"
-                            + " than a pool shard holds (" + maxAllocationBytes + " bytes; pega.blockwise-alloc=true"
-                            + " allocates per block); nothing was evicted",
+                    request + " needs one " + largestAllocation
+                            + "-byte pool allocation, more than a pool shard holds (" + maxAllocationBytes + " bytes"
+                            + splitHint + "); nothing was evicted",
                     "pega.pool.shards",
                     poolBytes / maxAllocationBytes);
         }

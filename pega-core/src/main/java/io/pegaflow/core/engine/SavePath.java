@@ -360,7 +360,8 @@ final class SavePath {
                     needed, w.layer.isSplit() ? RequestShare.saturatingSum(perPlane, perPlane) : perPlane);
             largest = Math.max(largest, blockwise ? seg : perPlane);
         }
-        share.check(instanceId, needed, largest);
+        share.check(
+                "save of instance " + instanceId, needed, largest, "; pega.blockwise-alloc=true allocates per block");
     }
 
     private long hostAddress(PinnedAllocation[] allocs, int i, long seg) {

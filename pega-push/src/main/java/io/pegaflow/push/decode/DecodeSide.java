@@ -4,10 +4,10 @@ import io.pegaflow.core.agent.AgentGroup;
 import io.pegaflow.core.agent.AgentRunner;
 import io.pegaflow.core.agent.CommandQueue;
 import io.pegaflow.core.agent.NanoClock;
+import io.pegaflow.core.engine.StagingAllocator;
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.load.LoadStateSignal;
 import io.pegaflow.core.memory.PinnedAllocation;
-import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.proto.ext.push.PushHandshake;
 import io.pegaflow.push.PushView;
 import io.pegaflow.push.layout.Handshakes;
@@ -34,7 +34,7 @@ public final class DecodeSide implements AutoCloseable {
     public static final int MAX_BLOCKS = 131_072;
 
     private final PushLayerTable layers;
-    private final PinnedMemoryPool pool;
+    private final StagingAllocator allocator;
     private final NanoClock clock;
     private final Supplier<String> advertiseAddress;
     private final byte[] transferDescriptor;
@@ -63,7 +63,7 @@ public final class DecodeSide implements AutoCloseable {
 
     public DecodeSide(
             PushLayerTable layers,
-            PinnedMemoryPool pool,
+            StagingAllocator allocator,
             NanoClock clock,
             Supplier<String> advertiseAddress,
             byte[] transferDescriptor,
@@ -73,7 +73,7 @@ public final class DecodeSide implements AutoCloseable {
             AgentGroup agents,
             Admission admission) {
         this.layers = layers;
-        this.pool = pool;
+        this.allocator = allocator;
         this.clock = clock;
         this.advertiseAddress = advertiseAddress;
         this.transferDescriptor = transferDescriptor.clone();
@@ -170,12 +170,8 @@ public final class DecodeSide implements AutoCloseable {
                 ranks.add(l);
                 StagingLayout layout = StagingLayout.of(l, blocks.length);
                 layouts.add(layout);
-                PinnedAllocation a = pool.allocate(layout.totalBytes());
-                if (a == null) {
-                    throw EngineException.resourceExhausted("the pool has no room for " + layout.totalBytes()
-                            + " bytes of push staging (rank " + r + ")");
-                }
-                staging.add(a);
+                staging.add(allocator.allocate(
+                        "receive staging of instance " + instanceId + " rank " + r, layout.totalBytes()));
                 signals.add(LoadStateSignal.attach(loadStateShm.get(r)));
             }
             long id = newId();

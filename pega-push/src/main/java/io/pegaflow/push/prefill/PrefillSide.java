@@ -4,10 +4,10 @@ import io.pegaflow.core.agent.AgentGroup;
 import io.pegaflow.core.agent.AgentRunner;
 import io.pegaflow.core.agent.CommandQueue;
 import io.pegaflow.core.agent.NanoClock;
+import io.pegaflow.core.engine.StagingAllocator;
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.load.LoadStateSignal;
 import io.pegaflow.core.memory.PinnedAllocation;
-import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.push.PushView;
 import io.pegaflow.push.layout.Handshakes;
 import io.pegaflow.push.layout.PushLayerTable;
@@ -30,12 +30,13 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The prefill half of the push engine: StartPush checks the handshake against this rank's layers, connects the
- * transfer engine to the decode server (once per decode server incarnation), reserves pool staging, and hands the push
- * to the {@link PushAgent}. Thread-safe.
+ * transfer engine to the decode server (once per decode server incarnation), reserves pool staging through the cache
+ * engine's {@link StagingAllocator} (evicting unreferenced cached blocks when the pool is full, as a Save does), and
+ * hands the push to the {@link PushAgent}. Thread-safe.
  */
 public final class PrefillSide implements AutoCloseable {
     private final PushLayerTable layers;
-    private final PinnedMemoryPool pool;
+    private final StagingAllocator staging;
     private final TransferEngine transfer;
     private final NanoClock clock;
     private final long defaultTimeoutNanos;
@@ -66,7 +67,7 @@ public final class PrefillSide implements AutoCloseable {
 
     public PrefillSide(
             PushLayerTable layers,
-            PinnedMemoryPool pool,
+            StagingAllocator staging,
             TransferEngine transfer,
             DecodeLink link,
             NanoClock clock,
@@ -78,7 +79,7 @@ public final class PrefillSide implements AutoCloseable {
             AgentGroup agents,
             Admission admission) {
         this.layers = layers;
-        this.pool = pool;
+        this.staging = staging;
         this.transfer = transfer;
         this.clock = clock;
         this.defaultTimeoutNanos = defaultTimeoutNanos;
@@ -165,12 +166,9 @@ public final class PrefillSide implements AutoCloseable {
             LoadStateSignal state = LoadStateSignal.attach(pushStateShm);
             LayerReadySignal ready = LayerReadySignal.open(layerReadyShm, rank.layerCount());
             undo.add(ready);
-            PinnedAllocation staging = pool.allocate(layout.totalBytes());
-            if (staging == null) {
-                throw EngineException.resourceExhausted(
-                        "the pool has no room for " + layout.totalBytes() + " bytes of push staging");
-            }
-            undo.add(staging::release);
+            PinnedAllocation buffer =
+                    staging.allocate("push staging of instance " + instanceId + " rank " + tpRank, layout.totalBytes());
+            undo.add(buffer::release);
             long id = ids.incrementAndGet();
             Push p = new Push(
                     id,
@@ -179,7 +177,7 @@ public final class PrefillSide implements AutoCloseable {
                     blocks,
                     ready,
                     state,
-                    staging,
+                    buffer,
                     layout,
                     peer,
                     parsed.handshake().getReceiveId(),

@@ -91,7 +91,7 @@ public class PdPushConfiguration {
         String advertised = p.advertiseAddress();
         return new PushEngine(
                 config,
-                engine.pool(),
+                engine.staging(),
                 engine.deviceBackend(),
                 RdmaConfiguration.starting(
                         KEYS,
