@@ -19,24 +19,33 @@ import io.pegaflow.proto.QueryPrefixBlocksRequest;
 import io.pegaflow.proto.RemoveBlockHashesRequest;
 import io.pegaflow.proto.UnregisterNodeRequest;
 import java.io.IOException;
+import java.lang.reflect.Method;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
-import net.jqwik.api.constraints.StringLength;
-import net.jqwik.api.lifecycle.AfterContainer;
-import net.jqwik.api.lifecycle.AfterTry;
-import net.jqwik.api.lifecycle.BeforeContainer;
+import org.instancio.Instancio;
+import org.instancio.Random;
+import org.instancio.Select;
+import org.instancio.generator.Generator;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.jupiter.api.extension.LifecycleMethodExecutionExceptionHandler;
+import org.junit.jupiter.api.extension.TestExecutionExceptionHandler;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Property-based hostile input over real gRPC to the metaserver (issue #10, decision 0016 §2): arbitrary values in
@@ -45,8 +54,27 @@ import net.jqwik.api.lifecycle.BeforeContainer;
  * out of the UUID forms, hash lists that are empty, too long, with empty, oversized and duplicate entries. Each call
  * ends with a code its RPC documents and a short message; the metaserver stays up, and a victim node that is live the
  * whole time keeps its session and its four blocks, whatever an attacker that does not know its node_id sends.
+ *
+ * <p>The cases come from Instancio (decision 0020): each property is a parameterized test over {@link #TRIES} (or
+ * {@link #SESSION_TRIES}) cases that one seeded Instancio stream draws. The seed is random per run unless
+ * {@code -Dpega.hostile.seed=<long>} fixes it, and every failure names it with its case index: to replay, run the
+ * failing method again with that seed, e.g. {@code ./mvnw -B -ntp -pl pega-metaserver -am verify
+ * -Dtest='MetaServerHostilePropertiesTest#insertWithAnyFields' -Dsurefire.failIfNoSpecifiedTests=false
+ * -Dpega.hostile.seed=<seed>}; the same seed draws the same cases in the same order. There is no shrinking: the
+ * generators stay small and bounded so a failing case is readable.
  */
+@ExtendWith(MetaServerHostilePropertiesTest.SeedInFailure.class)
 class MetaServerHostilePropertiesTest {
+    /** Cases per heartbeat and unregister property: the 80 tries they ran with before decision 0020. */
+    static final int SESSION_TRIES = 80;
+
+    /** Cases per insert, remove and query property: the 100 tries they ran with before decision 0020. */
+    static final int TRIES = 100;
+
+    /** The run's seed: {@code -Dpega.hostile.seed=<long>} replays a run, otherwise a new one each run. */
+    static final long SEED =
+            Long.getLong("pega.hostile.seed", ThreadLocalRandom.current().nextLong());
+
     private static final String VICTIM_NODE = "10.77.0.1:50055";
     private static final UUID VICTIM_ID = UUID.randomUUID();
     private static final String VICTIM_NS = "victim-ns";
@@ -57,7 +85,7 @@ class MetaServerHostilePropertiesTest {
     private static Path dir;
     private static MetaserverTestApp app;
 
-    @BeforeContainer
+    @BeforeAll
     static void start() throws IOException {
         dir = Files.createTempDirectory("pega-meta-hostile");
         app = MetaserverTestApp.start(
@@ -73,7 +101,7 @@ class MetaServerHostilePropertiesTest {
                 .isEqualTo(4);
     }
 
-    @AfterContainer
+    @AfterAll
     static void stop() throws IOException {
         try {
             if (app != null) {
@@ -91,9 +119,9 @@ class MetaServerHostilePropertiesTest {
         return app.stub().withDeadlineAfter(20, TimeUnit.SECONDS);
     }
 
-    /** After every try: the victim's session is still its own (a heartbeat is accepted) and its blocks are found. */
-    @AfterTry
-    void afterTry() {
+    /** After every case: the victim's session is still its own (a heartbeat is accepted) and its blocks are found. */
+    @AfterEach
+    void afterCase() {
         victimUntouched();
     }
 
@@ -116,114 +144,271 @@ class MetaServerHostilePropertiesTest {
         }
     }
 
-    @Provide
-    Arbitrary<String> nodes() {
-        Arbitrary<String> hostPort = Arbitraries.strings()
-                .ofMaxLength(40)
-                .flatMap(host -> Arbitraries.integers().map(port -> host + ":" + port));
-        return Arbitraries.oneOf(
-                Arbitraries.strings().ofMaxLength(300),
-                hostPort,
-                Arbitraries.integers().between(1, 65535).map(port -> "10.66.0.9:" + port),
-                Arbitraries.just(VICTIM_NODE),
-                Arbitraries.just(""));
+    /** Any string up to 300 units, an arbitrary host with any int port, a valid address, the victim's, or empty. */
+    static String node(Random r) {
+        return switch (r.intRange(0, 4)) {
+            case 0 -> Arb.string(r, 300);
+            case 1 -> Arb.string(r, 40) + ":" + Arb.anyInt(r);
+            case 2 -> "10.66.0.9:" + r.intRange(1, 65535);
+            case 3 -> VICTIM_NODE;
+            default -> "";
+        };
     }
 
-    @Provide
-    Arbitrary<String> nodeIds() {
-        Arbitrary<UUID> ids = Arbitraries.create(UUID::randomUUID);
-        return Arbitraries.oneOf(
-                Arbitraries.strings().ofMaxLength(80),
-                ids.map(UUID::toString),
-                ids.map(id -> id.toString().replace("-", "")),
-                ids.map(id -> "{" + id + "}"),
-                ids.map(id -> "urn:uuid:" + id.toString().toUpperCase(java.util.Locale.ROOT)),
-                Arbitraries.just("1-2-3-4-5"),
-                Arbitraries.just(""));
+    /** Any string up to 80 units, every UUID form the reference accepts (of a new id), a five-group non-UUID, empty. */
+    static String nodeId(Random r) {
+        // a random (version 4) UUID, drawn from the seeded Random so that a seed replays it
+        long high = r.longRange(Long.MIN_VALUE, Long.MAX_VALUE);
+        long low = r.longRange(Long.MIN_VALUE, Long.MAX_VALUE);
+        UUID id = new UUID((high & ~0xF000L) | 0x4000L, (low & 0x3FFF_FFFF_FFFF_FFFFL) | 0x8000_0000_0000_0000L);
+        return switch (r.intRange(0, 6)) {
+            case 0 -> Arb.string(r, 80);
+            case 1 -> id.toString();
+            case 2 -> id.toString().replace("-", "");
+            case 3 -> "{" + id + "}";
+            case 4 -> "urn:uuid:" + id.toString().toUpperCase(Locale.ROOT);
+            case 5 -> "1-2-3-4-5";
+            default -> "";
+        };
     }
 
-    @Provide
-    Arbitrary<List<ByteString>> hashLists() {
-        Arbitrary<ByteString> one = Arbitraries.oneOf(
-                Arbitraries.bytes().array(byte[].class).ofMaxSize(64).map(ByteString::copyFrom),
-                Arbitraries.of(VICTIM_HASHES));
-        return one.list().ofMaxSize(80);
+    /** Up to 80 hashes (over the limit of 64), each random bytes up to 64 (over 48) or one of the victim's. */
+    static List<ByteString> hashList(Random r) {
+        return Arb.list(r, 80, x -> x.trueOrFalse() ? ByteString.copyFrom(Arb.bytes(x, 64)) : x.oneOf(VICTIM_HASHES));
     }
 
-    @Property(tries = 80)
-    void heartbeatWithAnyFields(@ForAll("nodes") String node, @ForAll("nodeIds") String nodeId) {
+    /** Any string up to 80 units (the limit is 64) or the victim's namespace. */
+    static String namespace(Random r) {
+        return r.trueOrFalse() ? Arb.string(r, 80) : VICTIM_NS;
+    }
+
+    record SessionCase(String node, String nodeId) {}
+
+    static Stream<SessionCase> sessionCases() {
+        return cases(SessionCase.class, SESSION_TRIES, r -> new SessionCase(node(r), nodeId(r)));
+    }
+
+    @ParameterizedTest(name = "[{index}]")
+    @MethodSource("sessionCases")
+    void heartbeatWithAnyFields(SessionCase c) {
         expect(
                 REFUSALS,
                 () -> stub().heartbeatNode(HeartbeatNodeRequest.newBuilder()
-                        .setNode(node)
-                        .setNodeId(nodeId)
+                        .setNode(c.node())
+                        .setNodeId(c.nodeId())
                         .build()));
     }
 
-    @Property(tries = 80)
-    void unregisterWithAnyFields(@ForAll("nodes") String node, @ForAll("nodeIds") String nodeId) {
+    @ParameterizedTest(name = "[{index}]")
+    @MethodSource("sessionCases")
+    void unregisterWithAnyFields(SessionCase c) {
         expect(
                 REFUSALS,
                 () -> stub().unregisterNode(UnregisterNodeRequest.newBuilder()
-                        .setNode(node)
-                        .setNodeId(nodeId)
+                        .setNode(c.node())
+                        .setNodeId(c.nodeId())
                         .build()));
     }
 
-    @Property(tries = 100)
-    void insertWithAnyFields(
-            @ForAll @StringLength(max = 80) String namespace,
-            @ForAll("hashLists") List<ByteString> hashes,
-            @ForAll("nodes") String node,
-            @ForAll("nodeIds") String nodeId,
-            @ForAll boolean registerFirst) {
-        if (registerFirst) {
+    record InsertCase(String namespace, List<ByteString> hashes, String node, String nodeId, boolean registerFirst) {}
+
+    static Stream<InsertCase> insertCases() {
+        return cases(
+                InsertCase.class,
+                TRIES,
+                r -> new InsertCase(Arb.string(r, 80), hashList(r), node(r), nodeId(r), r.trueOrFalse()));
+    }
+
+    @ParameterizedTest(name = "[{index}]")
+    @MethodSource("insertCases")
+    void insertWithAnyFields(InsertCase c) {
+        if (c.registerFirst()) {
             // a registered attacker of its own address: its writes are accepted, and still cannot touch the victim's
             expect(
                     REFUSALS,
                     () -> stub().heartbeatNode(HeartbeatNodeRequest.newBuilder()
-                            .setNode(node)
-                            .setNodeId(nodeId)
+                            .setNode(c.node())
+                            .setNodeId(c.nodeId())
                             .build()));
         }
         expect(
                 REFUSALS,
                 () -> stub().insertBlockHashes(InsertBlockHashesRequest.newBuilder()
-                        .setNamespace(namespace)
-                        .addAllBlockHashes(hashes)
-                        .setNode(node)
-                        .setNodeId(nodeId)
+                        .setNamespace(c.namespace())
+                        .addAllBlockHashes(c.hashes())
+                        .setNode(c.node())
+                        .setNodeId(c.nodeId())
                         .build()));
     }
 
-    @Property(tries = 100)
-    void removeWithAnyFields(
-            @ForAll("namespaces") String namespace,
-            @ForAll("hashLists") List<ByteString> hashes,
-            @ForAll("nodes") String node,
-            @ForAll("nodeIds") String nodeId) {
+    record RemoveCase(String namespace, List<ByteString> hashes, String node, String nodeId) {}
+
+    static Stream<RemoveCase> removeCases() {
+        return cases(RemoveCase.class, TRIES, r -> new RemoveCase(namespace(r), hashList(r), node(r), nodeId(r)));
+    }
+
+    @ParameterizedTest(name = "[{index}]")
+    @MethodSource("removeCases")
+    void removeWithAnyFields(RemoveCase c) {
         expect(
                 REFUSALS,
                 () -> stub().removeBlockHashes(RemoveBlockHashesRequest.newBuilder()
-                        .setNamespace(namespace)
-                        .addAllBlockHashes(hashes)
-                        .setNode(node)
-                        .setNodeId(nodeId)
+                        .setNamespace(c.namespace())
+                        .addAllBlockHashes(c.hashes())
+                        .setNode(c.node())
+                        .setNodeId(c.nodeId())
                         .build()));
     }
 
-    @Provide
-    Arbitrary<String> namespaces() {
-        return Arbitraries.oneOf(Arbitraries.strings().ofMaxLength(80), Arbitraries.just(VICTIM_NS));
+    record QueryCase(String namespace, List<ByteString> hashes) {}
+
+    static Stream<QueryCase> queryCases() {
+        return cases(QueryCase.class, TRIES, r -> new QueryCase(namespace(r), hashList(r)));
     }
 
-    @Property(tries = 100)
-    void queryWithAnyFields(@ForAll("namespaces") String namespace, @ForAll("hashLists") List<ByteString> hashes) {
+    @ParameterizedTest(name = "[{index}]")
+    @MethodSource("queryCases")
+    void queryWithAnyFields(QueryCase c) {
         expect(
                 Set.of(Status.Code.INVALID_ARGUMENT),
                 () -> stub().queryPrefixBlocks(QueryPrefixBlocksRequest.newBuilder()
-                        .setNamespace(namespace)
-                        .addAllBlockHashes(hashes)
+                        .setNamespace(c.namespace())
+                        .addAllBlockHashes(c.hashes())
                         .build()));
+    }
+
+    /**
+     * {@code tries} cases of one property: Instancio draws them from one {@link Random} seeded with {@link #SEED}, so
+     * a seed and a case index name one input. The generator builds the whole record, so Instancio fills nothing else.
+     */
+    private static <T> Stream<T> cases(Class<T> type, int tries, Generator<T> generator) {
+        return Instancio.of(type).withSeed(SEED).supply(Select.root(), generator).stream()
+                .limit(tries);
+    }
+
+    /**
+     * Arbitrary values of the shapes the properties need, drawn from Instancio's seeded {@link Random}: edge numbers
+     * (0, ±1, the extremes) and small ones more often than chance, sizes from empty to the bound, strings of control,
+     * ASCII, any other BMP character and supplementary ones (surrogate pairs).
+     */
+    static final class Arb {
+        private static final Integer[] INT_EDGES = {
+            0, 1, -1, 2, Integer.MIN_VALUE, Integer.MIN_VALUE + 1, Integer.MAX_VALUE, Integer.MAX_VALUE - 1
+        };
+        private static final Long[] LONG_EDGES = {
+            0L,
+            1L,
+            -1L,
+            2L,
+            (long) Integer.MAX_VALUE + 1,
+            Long.MIN_VALUE,
+            Long.MIN_VALUE + 1,
+            Long.MAX_VALUE,
+            Long.MAX_VALUE - 1
+        };
+
+        /** NUL, whitespace and line breaks, ESC, DEL, NEL, the Unicode line separator and BOM. */
+        private static final Character[] SPECIAL_CHARS = {
+            '\u0000', '\t', '\n', '\r', '\u001b', '\u007f', '\u0085', '\u2028', '\ufeff'
+        };
+
+        private static final int SURROGATES = Character.MAX_SURROGATE - Character.MIN_SURROGATE + 1;
+
+        private Arb() {}
+
+        static int anyInt(Random r) {
+            int pick = r.intRange(0, 9);
+            if (pick < 2) {
+                return r.oneOf(INT_EDGES);
+            }
+            return pick < 5 ? r.intRange(-1000, 1000) : r.intRange(Integer.MIN_VALUE, Integer.MAX_VALUE);
+        }
+
+        static long anyLong(Random r) {
+            int pick = r.intRange(0, 9);
+            if (pick < 2) {
+                return r.oneOf(LONG_EDGES);
+            }
+            return pick < 5 ? r.longRange(-1000, 1 << 20) : r.longRange(Long.MIN_VALUE, Long.MAX_VALUE);
+        }
+
+        /** A size in [0, max]: empty and full one time in eight each, otherwise uniform. */
+        static int size(Random r, int max) {
+            int pick = r.intRange(0, 7);
+            if (pick == 0) {
+                return 0;
+            }
+            return pick == 1 ? max : r.intRange(0, max);
+        }
+
+        static <T> List<T> list(Random r, int maxSize, Function<Random, T> element) {
+            int n = size(r, maxSize);
+            List<T> list = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                list.add(element.apply(r));
+            }
+            return list;
+        }
+
+        static byte[] bytes(Random r, int maxSize) {
+            byte[] bytes = new byte[size(r, maxSize)];
+            for (int i = 0; i < bytes.length; i++) {
+                bytes[i] = r.byteRange(Byte.MIN_VALUE, Byte.MAX_VALUE);
+            }
+            return bytes;
+        }
+
+        /** At most {@code maxLength} UTF-16 units. */
+        static String string(Random r, int maxLength) {
+            int length = size(r, maxLength);
+            StringBuilder s = new StringBuilder(length);
+            while (s.length() < length) {
+                int pick = r.intRange(0, 9);
+                if (pick < 2) {
+                    s.append(r.oneOf(SPECIAL_CHARS).charValue());
+                } else if (pick < 3) {
+                    s.append(r.characterRange('\u0000', '\u001f'));
+                } else if (pick < 6) {
+                    s.append(r.characterRange(' ', '~'));
+                } else if (pick < 9 || s.length() + 2 > length) {
+                    // any BMP character but a lone surrogate, which protobuf would only send as '?' (and log)
+                    char c = r.characterRange('\u0000', (char) ('\uffff' - SURROGATES));
+                    s.append(c < Character.MIN_SURROGATE ? c : (char) (c + SURROGATES));
+                } else {
+                    s.appendCodePoint(r.intRange(Character.MIN_SUPPLEMENTARY_CODE_POINT, Character.MAX_CODE_POINT));
+                }
+            }
+            return s.toString();
+        }
+    }
+
+    /** Puts the run's seed and the failing case into the failure, with how to replay it (see the class comment). */
+    static final class SeedInFailure
+            implements TestExecutionExceptionHandler, LifecycleMethodExecutionExceptionHandler {
+        @Override
+        public void handleTestExecutionException(ExtensionContext context, Throwable failure) throws Throwable {
+            throw withSeed(context, failure);
+        }
+
+        @Override
+        public void handleAfterEachMethodExecutionException(ExtensionContext context, Throwable failure)
+                throws Throwable {
+            throw withSeed(context, failure);
+        }
+
+        private static AssertionError withSeed(ExtensionContext context, Throwable failure) {
+            String method = context.getTestMethod().map(Method::getName).orElse("?");
+            return new AssertionError(
+                    String.format(
+                            "%s case %s failed with seed %d; replay with -Dtest='%s#%s' -Dpega.hostile.seed=%d: %s",
+                            context.getRequiredTestClass().getSimpleName(),
+                            context.getDisplayName(),
+                            SEED,
+                            context.getRequiredTestClass().getSimpleName(),
+                            method,
+                            SEED,
+                            failure),
+                    failure);
+        }
     }
 }
