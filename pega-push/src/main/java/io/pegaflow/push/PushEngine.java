@@ -4,7 +4,9 @@ import io.pegaflow.core.agent.AgentGroup;
 import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.device.Caller;
 import io.pegaflow.core.device.DeviceBackend;
+import io.pegaflow.core.engine.SideRegistrations;
 import io.pegaflow.core.engine.StagingAllocator;
+import io.pegaflow.core.instance.Principal;
 import io.pegaflow.proto.ext.push.PushLayer;
 import io.pegaflow.push.decode.DecodeSide;
 import io.pegaflow.push.layout.PushLayerTable;
@@ -33,6 +35,7 @@ public final class PushEngine implements AutoCloseable {
     private final PrefillSide prefill;
     private final DecodeSide decode;
     private final AutoCloseable link;
+    private final AutoCloseable instanceEnds;
     private final PushStats stats = new PushStats();
     private final Semaphore requests;
     private final Supplier<String> advertiseAddress;
@@ -42,6 +45,8 @@ public final class PushEngine implements AutoCloseable {
     /**
      * @param staging the cache engine's allocator for staging: a full pool of cached blocks makes room for a push as it
      *     does for a Save
+     * @param registrations the cache engine's admission of push layers: its owner rule, mapping budget and instance
+     *     lifecycle
      * @param transfer registered over the pool's regions; owned from here on
      * @param link how this server calls decode servers; closed with the engine when it is {@link AutoCloseable}
      * @param advertiseAddress {@code host:port} at which peers reach this server's gRPC endpoint (the decode address in
@@ -50,6 +55,7 @@ public final class PushEngine implements AutoCloseable {
     public PushEngine(
             PushConfig config,
             StagingAllocator staging,
+            SideRegistrations registrations,
             DeviceBackend backend,
             TransferEngine transfer,
             DecodeLink link,
@@ -62,7 +68,8 @@ public final class PushEngine implements AutoCloseable {
         this.transfer = transfer;
         this.link = link instanceof AutoCloseable c ? c : () -> {};
         this.requests = new Semaphore(config.maxRequests());
-        this.layers = new PushLayerTable(backend);
+        this.layers = new PushLayerTable(backend, registrations);
+        this.instanceEnds = registrations.onInstanceEnded(layers::instanceEnded);
         this.prefill = new PrefillSide(
                 layers,
                 staging,
@@ -162,16 +169,17 @@ public final class PushEngine implements AutoCloseable {
         return stats;
     }
 
-    /** RegisterPushLayers; returns the number of layers. */
+    /** RegisterPushLayers for {@code principal}; returns the number of layers. */
     public int registerLayers(
-            Caller caller, String instanceId, int tpRank, int tpSize, int deviceId, List<PushLayer> layerList) {
-        return layers.register(caller, instanceId, tpRank, tpSize, deviceId, layerList)
+            Caller caller,
+            Principal principal,
+            String instanceId,
+            int tpRank,
+            int tpSize,
+            int deviceId,
+            List<PushLayer> layerList) {
+        return layers.register(caller, principal, instanceId, tpRank, tpSize, deviceId, layerList)
                 .layerCount();
-    }
-
-    /** Drops an instance's idle push registrations (the worker unregistered). */
-    public int unregister(String instanceId) {
-        return layers.unregister(instanceId);
     }
 
     /** PrepareReceive. */
@@ -247,14 +255,19 @@ public final class PushEngine implements AutoCloseable {
             return;
         }
         closed = true;
+        closeQuietly(instanceEnds);
         transfer.close();
         prefill.close();
         decode.close();
-        try {
-            link.close();
-        } catch (Exception e) {
-            // channels are closed best effort; nothing native is left behind by a failed channel shutdown
-        }
+        closeQuietly(link); // channels are closed best effort; a failed shutdown leaves nothing native behind
         layers.close();
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        try {
+            c.close();
+        } catch (Exception e) {
+            // see the callers: nothing owned is left open by these
+        }
     }
 }

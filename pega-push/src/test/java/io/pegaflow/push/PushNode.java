@@ -69,6 +69,7 @@ final class PushNode implements AutoCloseable {
         engine = new PushEngine(
                 config,
                 cache.staging(),
+                cache.sideRegistrations(),
                 backend,
                 transfer,
                 new GrpcDecodeLink(config.rpcTimeout()),

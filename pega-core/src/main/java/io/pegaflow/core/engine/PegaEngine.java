@@ -75,6 +75,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
     private final AgentGroup agents;
     private final PoolReclaimer reclaimer;
     private final StagingAllocator staging;
+    private final SideRegistrations side;
     private final PrefetchTable prefetch;
     private final SavePath savePath;
     private final LoadPath loadPath;
@@ -141,6 +142,10 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
                 config.blockwiseAlloc(),
                 config.saveDeadline(),
                 RequestShare.of(pool, limits.requestPoolShare()));
+        this.side = new SideRegistrations(budget, (id, caller) -> {
+            instances.requireOwnerOrAbsent(id, caller);
+            sessions.requireOwnerOrAbsent(id, caller);
+        });
         this.staging = new StagingAllocator(reclaimer, RequestShare.of(pool, limits.requestPoolShare()));
         this.loadPath = new LoadPath(instances, leases, metrics, clock);
         this.queryPath = new QueryPath(instances, cache, leases, metrics, prefetch);
@@ -273,6 +278,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
     public void authorize(String instanceId, Principal caller) {
         instances.requireOwnerOrAbsent(instanceId, caller);
         sessions.requireOwnerOrAbsent(instanceId, caller);
+        side.requireOwnerOrAbsent(instanceId, caller);
     }
 
     /** Save (§5.2): returns after the device-to-pool copy completed; sealing follows asynchronously. */
@@ -389,6 +395,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
             throw EngineException.badRequest("instance_id must not be empty");
         }
         instances.requireOwnerOrAbsent(instanceId, caller);
+        side.requireOwnerOrAbsent(instanceId, caller);
         long token = sessions.open(instanceId, namespace, tpSize, worldSize, caller);
         if (detached.remove(instanceId)) {
             LOG.info("restored instance {} adopted by a new Session", instanceId);
@@ -420,13 +427,23 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
      */
     public @Nullable CleanupResult cleanupInstances(@Nullable String instanceId) {
         List<String> ids = instanceId == null ? instances.ids() : List.of(instanceId);
+        // ids held only beside the engine (push layers of a worker that registered nothing else) end too
+        List<String> sideIds = side.ids();
         List<String> removed = new ArrayList<>();
         int tensors = 0;
         for (String id : ids) {
-            int n = teardown(id, true);
-            if (n >= 0) {
+            int n = teardown(id, true); // ends the id's side registrations as well
+            if (n >= 0 || sideIds.contains(id)) {
                 removed.add(id);
-                tensors += n;
+                tensors += Math.max(n, 0);
+            }
+        }
+        if (instanceId == null) {
+            for (String id : sideIds) {
+                if (!removed.contains(id)) {
+                    side.instanceEnded(id);
+                    removed.add(id);
+                }
             }
         }
         if (instanceId != null && removed.isEmpty()) {
@@ -501,6 +518,14 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
      */
     public StagingAllocator staging() {
         return staging;
+    }
+
+    /**
+     * Registrations of worker layers beside the cache (the P/D push), under this engine's owner rule, mapping budget and
+     * instance lifecycle.
+     */
+    public SideRegistrations sideRegistrations() {
+        return side;
     }
 
     public PinnedMemoryPool pool() {
@@ -622,6 +647,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
             }
         }
         detached.remove(instanceId);
+        side.instanceEnded(instanceId);
         return tensors;
     }
 

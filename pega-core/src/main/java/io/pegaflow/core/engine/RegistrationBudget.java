@@ -34,14 +34,29 @@ final class RegistrationBudget {
                     "pega.limits.lane-threads",
                     limits.laneThreads());
         }
+        reserveMappings(layers);
+        devices++;
+    }
+
+    /**
+     * Reserves {@code layers} mappings of a registration beside the engine's device contexts (push layers): they map
+     * objects, but start no lanes of their own.
+     *
+     * @throws io.pegaflow.core.error.EngineException RESOURCE_EXHAUSTED naming {@code pega.limits.mapped-objects}
+     */
+    synchronized void reserveMappings(int layers) {
         if (mappedObjects + layers > limits.mappedObjects()) {
             throw EngineLimits.exhausted(
                     "registering " + layers + " more layers would map more than allowed (" + mappedObjects + " held)",
                     "pega.limits.mapped-objects",
                     limits.mappedObjects());
         }
-        devices++;
         mappedObjects += layers;
+    }
+
+    /** Gives back mappings reserved with {@link #reserveMappings}. */
+    synchronized void releaseMappings(int layers) {
+        mappedObjects -= layers;
     }
 
     /** Gives back one device context and its {@code layers} mappings. */

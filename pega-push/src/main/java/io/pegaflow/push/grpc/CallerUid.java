@@ -1,5 +1,6 @@
 package io.pegaflow.push.grpc;
 
+import io.pegaflow.core.instance.Principal;
 import java.util.OptionalInt;
 
 /**
@@ -9,4 +10,12 @@ import java.util.OptionalInt;
 @FunctionalInterface
 public interface CallerUid {
     OptionalInt current();
+
+    /**
+     * Who owns what the caller registers (the cache engine's owner rule): its user, or where the transport cannot tell
+     * one, its host. A server whose transport knows the peer's address overrides this.
+     */
+    default Principal principal() {
+        return Principal.of(current(), "unknown");
+    }
 }

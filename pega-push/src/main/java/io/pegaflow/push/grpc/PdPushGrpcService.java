@@ -50,6 +50,7 @@ public final class PdPushGrpcService extends PdPushGrpc.PdPushImplBase {
         call(out, () -> {
             int n = engine.registerLayers(
                     new Caller(r.getInstanceId(), callerUid.current()),
+                    callerUid.principal(),
                     r.getInstanceId(),
                     r.getTpRank(),
                     r.getTpSize(),

@@ -3,8 +3,10 @@ package io.pegaflow.push.layout;
 import io.pegaflow.core.device.Caller;
 import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.device.LayerMemory;
+import io.pegaflow.core.engine.SideRegistrations;
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.instance.LayerRegistration;
+import io.pegaflow.core.instance.Principal;
 import io.pegaflow.proto.ext.push.PushLayer;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,28 +18,42 @@ import java.util.concurrent.ConcurrentHashMap;
  * The registered push layers of every (instance, TP rank). Thread-safe. A registration that a running push or receive
  * uses cannot be replaced (FAILED_PRECONDITION); the table owns every {@link RankLayers} it holds and closes them on
  * removal and on {@link #close()}.
+ *
+ * <p>Every registration is admitted by the cache engine's {@link SideRegistrations} before anything is mapped: the
+ * instance id belongs to one principal across the engine and the push, the layers count against
+ * {@code pega.limits.mapped-objects}, and when the engine ends the instance ({@link #instanceEnded}) its push layers
+ * end too: at once when idle, else when the last push or receive using them lets go.
  */
 public final class PushLayerTable implements AutoCloseable {
     /** At most this many layers per rank: more than any model's layer count, fewer than a hostile request's. */
     public static final int MAX_LAYERS = 4096;
 
     private final DeviceBackend backend;
+    private final SideRegistrations admission;
     private final Map<Key, RankLayers> ranks = new ConcurrentHashMap<>();
 
     private record Key(String instanceId, int tpRank) {}
 
-    public PushLayerTable(DeviceBackend backend) {
+    public PushLayerTable(DeviceBackend backend, SideRegistrations admission) {
         this.backend = backend;
+        this.admission = admission;
     }
 
     /**
      * Maps and validates a rank's layers, replacing an idle earlier registration.
      *
      * @throws EngineException INVALID_ARGUMENT for a bad layer (the message names it), FAILED_PRECONDITION when the
-     *     earlier registration is in use
+     *     earlier registration is in use, PERMISSION_DENIED when another principal holds the instance id,
+     *     RESOURCE_EXHAUSTED past {@code pega.limits.mapped-objects}
      */
     public RankLayers register(
-            Caller caller, String instanceId, int tpRank, int tpSize, int deviceId, List<PushLayer> layers) {
+            Caller caller,
+            Principal principal,
+            String instanceId,
+            int tpRank,
+            int tpSize,
+            int deviceId,
+            List<PushLayer> layers) {
         if (instanceId.isBlank()) {
             throw EngineException.invalidArgument("instance_id must not be empty");
         }
@@ -48,6 +64,7 @@ public final class PushLayerTable implements AutoCloseable {
             throw EngineException.invalidArgument(
                     "a push registration needs 1 to " + MAX_LAYERS + " layers, got " + layers.size());
         }
+        SideRegistrations.Ticket ticket = admission.admit(instanceId, principal, layers.size());
         List<LayerRegistration> opened = new ArrayList<>(layers.size());
         try {
             for (int i = 0; i < layers.size(); i++) {
@@ -74,9 +91,10 @@ public final class PushLayerTable implements AutoCloseable {
             }
         } catch (RuntimeException e) {
             opened.forEach(r -> r.memory().close());
+            ticket.close();
             throw e;
         }
-        RankLayers fresh = new RankLayers(instanceId, tpRank, tpSize, deviceId, opened, backend);
+        RankLayers fresh = new RankLayers(instanceId, tpRank, tpSize, deviceId, opened, backend, ticket);
         Key key = new Key(instanceId, tpRank);
         RankLayers[] replaced = new RankLayers[1];
         try {
@@ -102,13 +120,18 @@ public final class PushLayerTable implements AutoCloseable {
         return Optional.ofNullable(ranks.get(new Key(instanceId, tpRank)));
     }
 
-    /** Drops an instance's idle registrations; returns how many were dropped. */
-    public int unregister(String instanceId) {
+    /**
+     * The engine ended {@code instanceId}: its registrations leave the table, so no new push or receive can use them,
+     * and each is closed once the pushes and receives already using it end.
+     *
+     * @return how many registrations left the table
+     */
+    public int instanceEnded(String instanceId) {
         int n = 0;
         for (Map.Entry<Key, RankLayers> e : List.copyOf(ranks.entrySet())) {
             RankLayers r = e.getValue();
-            if (e.getKey().instanceId().equals(instanceId) && !r.inUse() && ranks.remove(e.getKey(), r)) {
-                r.close();
+            if (e.getKey().instanceId().equals(instanceId) && ranks.remove(e.getKey(), r)) {
+                r.retire();
                 n++;
             }
         }

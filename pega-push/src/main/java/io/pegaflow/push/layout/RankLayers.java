@@ -2,6 +2,7 @@ package io.pegaflow.push.layout;
 
 import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.device.DeviceCopier;
+import io.pegaflow.core.engine.SideRegistrations;
 import io.pegaflow.core.instance.LayerRegistration;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -11,9 +12,11 @@ import org.jspecify.annotations.Nullable;
  * (the same {@code wrapper_bytes} as {@code RegisterContext}) and validated by the same {@link LayerRegistration}
  * rules, so every copy range is checked against the registered memory.
  *
- * <p>Ownership: owns every layer's memory reference and the two copiers it opened (device to pool for pushing, pool to
- * device for receiving; each is only ever driven by one agent thread, the copier contract). {@link #close()} releases
- * them once, after the table saw no session using it ({@link #retain()}/{@link #release()}).
+ * <p>Ownership: owns every layer's memory reference, the two copiers it opened (device to pool for pushing, pool to
+ * device for receiving; each is only ever driven by one agent thread, the copier contract) and the engine's admission
+ * ticket (the instance id and the mapping budget). {@link #close()} releases them once, after the table saw no session
+ * using it ({@link #retain()}/{@link #release()}); a {@link #retire() retired} registration closes itself when its last
+ * session releases it.
  */
 public final class RankLayers implements AutoCloseable {
     private final String instanceId;
@@ -24,7 +27,9 @@ public final class RankLayers implements AutoCloseable {
     private final DeviceBackend backend;
     private @Nullable DeviceCopier pushCopier;
     private @Nullable DeviceCopier receiveCopier;
+    private final SideRegistrations.Ticket ticket;
     private int users;
+    private boolean retired;
     private boolean closed;
 
     public RankLayers(
@@ -33,13 +38,15 @@ public final class RankLayers implements AutoCloseable {
             int tpSize,
             int deviceId,
             List<LayerRegistration> layers,
-            DeviceBackend backend) {
+            DeviceBackend backend,
+            SideRegistrations.Ticket ticket) {
         this.instanceId = instanceId;
         this.tpRank = tpRank;
         this.tpSize = tpSize;
         this.deviceId = deviceId;
         this.layers = List.copyOf(layers);
         this.backend = backend;
+        this.ticket = ticket;
     }
 
     public String instanceId() {
@@ -92,18 +99,29 @@ public final class RankLayers implements AutoCloseable {
         return receiveCopier;
     }
 
-    /** A session starts using these layers; false when they were already replaced or closed. */
+    /** A session starts using these layers; false when they were already replaced, retired or closed. */
     public synchronized boolean retain() {
-        if (closed) {
+        if (closed || retired) {
             return false;
         }
         users++;
         return true;
     }
 
-    /** A session stopped using these layers. */
+    /** A session stopped using these layers; the last one closes a retired registration. */
     public synchronized void release() {
         users--;
+        if (retired && users == 0) {
+            close();
+        }
+    }
+
+    /** No new session may use these layers; closes now when none does, else when the last one releases. */
+    public synchronized void retire() {
+        retired = true;
+        if (users == 0) {
+            close();
+        }
     }
 
     public synchronized boolean inUse() {
@@ -126,5 +144,6 @@ public final class RankLayers implements AutoCloseable {
         for (LayerRegistration l : layers) {
             l.memory().close();
         }
+        ticket.close();
     }
 }

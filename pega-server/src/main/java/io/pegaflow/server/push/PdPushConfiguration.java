@@ -5,10 +5,12 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 import io.pegaflow.core.agent.AgentGroup;
 import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.engine.PegaEngine;
+import io.pegaflow.core.instance.Principal;
 import io.pegaflow.edge.metrics.CatalogMeters;
 import io.pegaflow.push.PushConfig;
 import io.pegaflow.push.PushEngine;
 import io.pegaflow.push.PushStats;
+import io.pegaflow.push.grpc.CallerUid;
 import io.pegaflow.push.grpc.GrpcDecodeLink;
 import io.pegaflow.push.grpc.PdPushGrpcService;
 import io.pegaflow.server.grpc.CallerUids;
@@ -19,6 +21,7 @@ import io.pegaflow.transfer.TransferConfig;
 import io.pegaflow.transfer.TransferKeys;
 import io.pegaflow.transfer.ucx.UcxSharedMemory;
 import io.pegaflow.transfer.ucx.UcxTransferEngine;
+import java.util.OptionalInt;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -92,6 +95,7 @@ public class PdPushConfiguration {
         return new PushEngine(
                 config,
                 engine.staging(),
+                engine.sideRegistrations(),
                 engine.deviceBackend(),
                 RdmaConfiguration.starting(
                         KEYS,
@@ -169,6 +173,16 @@ public class PdPushConfiguration {
 
     @Bean
     PdPushGrpcService pdPushGrpcService(PushEngine push) {
-        return new PdPushGrpcService(push, CallerUids::current);
+        return new PdPushGrpcService(push, new CallerUid() {
+            @Override
+            public OptionalInt current() {
+                return CallerUids.current();
+            }
+
+            @Override
+            public Principal principal() {
+                return CallerUids.principal();
+            }
+        });
     }
 }
