@@ -181,12 +181,12 @@ def fetch_view(http, token):
     return view, clock_offset(before, int(view["clockNanos"]), after)
 
 
-def timeline_of(http, token, receive_id, deadline_s=10.0):
+def timeline_of(http, token, request_id, deadline_s=10.0):
     # the server records the timeline just after it wrote the load_state object: look again briefly
     end = time.monotonic() + deadline_s
     while True:
         view, (offset, err) = fetch_view(http, token)
-        t = find_timeline(view, receive_id)
+        t = find_timeline(view, request_id)
         if t is not None or time.monotonic() > end:
             return t, offset, err
         time.sleep(0.01)
@@ -235,11 +235,11 @@ def main():
         for run in range(args.runs + 1):
             seed = tokens * 100 + run
             d_conn.send(("prepare", tokens, seed))
-            _, handshake, receive_id = expect(d_conn, "prepared", 60)
+            _, handshake, _receive_id = expect(d_conn, "prepared", 60)
             p_conn.send(("push", tokens, seed, handshake))
             _, t0, ready_ns, pushed = expect(p_conn, "done", args.timeout + 60)
             _, verdict, done_ns, mismatched = expect(d_conn, "done", args.timeout + 60)
-            t, offset, err = timeline_of(args.decode_http, args.admin_token, receive_id)
+            t, offset, err = timeline_of(args.decode_http, args.admin_token, f"d-{tokens}-{seed}")
             ok = verdict == 1 and pushed == 1 and mismatched == [] and t is not None and t.get("succeeded")
             row = {"tokens": tokens, "run": run, "ok": bool(ok), "verdict": verdict, "push_state": pushed,
                    "mismatched_layers": mismatched, "clock_offset_ns": offset, "clock_uncertainty_ns": err}

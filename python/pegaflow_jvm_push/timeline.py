@@ -86,9 +86,12 @@ def push_timing(forward_start_ns: int, ready_ns: Sequence[int], on_device_ns: Se
     )
 
 
-def find_timeline(view: dict, receive_id: int) -> Optional[dict]:
-    """The ended receive's timeline in a decode server's GET /pd view, or None while it is not there yet."""
+def find_timeline(view: dict, request_id: str) -> Optional[dict]:
+    """The ended receive's timeline in a decode server's GET /pd view, found by the request id it was prepared
+    with (views never show receive ids), or None while it is not there yet. The newest one wins when a request id
+    was used twice."""
+    found = None
     for t in view.get("recentReceives") or []:
-        if str(t.get("id")) == str(receive_id):
-            return t
-    return None
+        if t.get("requestId") == request_id:
+            found = t
+    return found

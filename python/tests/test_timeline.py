@@ -71,12 +71,14 @@ class ClockOffsetTest(unittest.TestCase):
 
 
 class FindTimelineTest(unittest.TestCase):
-    def test_finds_by_unsigned_id_string(self):
-        view = {"recentReceives": [{"id": "18446744073709551615", "succeeded": True}, {"id": "7"}]}
-        self.assertTrue(find_timeline(view, 2**64 - 1)["succeeded"])
-        self.assertEqual(find_timeline(view, 7)["id"], "7")
-        self.assertIsNone(find_timeline(view, 8))
-        self.assertIsNone(find_timeline({}, 7))
+    def test_finds_the_newest_by_request_id(self):
+        view = {"recentReceives": [{"id": "r1", "requestId": "d-1", "succeeded": False},
+                                   {"id": "r2", "requestId": "d-2", "succeeded": True},
+                                   {"id": "r3", "requestId": "d-1", "succeeded": True}]}
+        self.assertTrue(find_timeline(view, "d-2")["succeeded"])
+        self.assertEqual(find_timeline(view, "d-1")["id"], "r3")
+        self.assertIsNone(find_timeline(view, "d-9"))
+        self.assertIsNone(find_timeline({}, "d-1"))
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1apegaflow/ext/pd_push.proto\x12\x0cpegaflow.ext\"\x88\x01\n\tPushLayer\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x15\n\rwrapper_bytes\x18\x02 \x01(\x0c\x12\x12\n\nnum_blocks\x18\x03 \x01(\x04\x12\x17\n\x0f\x62ytes_per_block\x18\x04 \x01(\x04\x12\x17\n\x0fkv_stride_bytes\x18\x05 \x01(\x04\x12\x10\n\x08segments\x18\x06 \x01(\r\"\x8e\x01\n\x19RegisterPushLayersRequest\x12\x13\n\x0binstance_id\x18\x01 \x01(\t\x12\x0f\n\x07tp_rank\x18\x02 \x01(\r\x12\x0f\n\x07tp_size\x18\x03 \x01(\r\x12\x11\n\tdevice_id\x18\x04 \x01(\x05\x12\'\n\x06layers\x18\x05 \x03(\x0b\x32\x17.pegaflow.ext.PushLayer\",\n\x1aRegisterPushLayersResponse\x12\x0e\n\x06layers\x18\x01 \x01(\r\"\x7f\n\x15PrepareReceiveRequest\x12\x13\n\x0binstance_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x11\n\tblock_ids\x18\x03 \x03(\x04\x12\x16\n\x0eload_state_shm\x18\x04 \x03(\t\x12\x12\n\ntimeout_ms\x18\x05 \x01(\x04\"?\n\x16PrepareReceiveResponse\x12\x11\n\thandshake\x18\x01 \x01(\x0c\x12\x12\n\nreceive_id\x18\x02 \x01(\x04\"*\n\x14\x43\x61ncelReceiveRequest\x12\x12\n\nreceive_id\x18\x01 \x01(\x04\"\x17\n\x15\x43\x61ncelReceiveResponse\"\xb7\x01\n\x10StartPushRequest\x12\x13\n\x0binstance_id\x18\x01 \x01(\t\x12\x0f\n\x07tp_rank\x18\x02 \x01(\r\x12\x12\n\nrequest_id\x18\x03 \x01(\t\x12\x11\n\thandshake\x18\x04 \x01(\x0c\x12\x11\n\tblock_ids\x18\x05 \x03(\x04\x12\x17\n\x0flayer_ready_shm\x18\x06 \x01(\t\x12\x16\n\x0epush_state_shm\x18\x07 \x01(\t\x12\x12\n\ntimeout_ms\x18\x08 \x01(\x04\"$\n\x11StartPushResponse\x12\x0f\n\x07push_id\x18\x01 \x01(\x04\"I\n\x13LayerArrivedRequest\x12\x12\n\nreceive_id\x18\x01 \x01(\x04\x12\x0f\n\x07tp_rank\x18\x02 \x01(\r\x12\r\n\x05layer\x18\x03 \x01(\r\"\x16\n\x14LayerArrivedResponse\"H\n\x11PushFailedRequest\x12\x12\n\nreceive_id\x18\x01 \x01(\x04\x12\x0f\n\x07tp_rank\x18\x02 \x01(\r\x12\x0e\n\x06reason\x18\x03 \x01(\t\"\x14\n\x12PushFailedResponse\":\n\x13WatchReceiveRequest\x12\x12\n\nreceive_id\x18\x01 \x01(\x04\x12\x0f\n\x07tp_rank\x18\x02 \x01(\r\"2\n\x11WatchReceiveEvent\x12\r\n\x05state\x18\x01 \x01(\x05\x12\x0e\n\x06reason\x18\x02 \x01(\t\"1\n\x0fLayerReadyEvent\x12\x0f\n\x07push_id\x18\x01 \x01(\x04\x12\r\n\x05layer\x18\x02 \x01(\r\"\x1f\n\rLayerReadyAck\x12\x0e\n\x06layers\x18\x01 \x01(\r\"\xb7\x01\n\rPushHandshake\x12\x0f\n\x07version\x18\x01 \x01(\r\x12\x16\n\x0e\x64\x65\x63ode_address\x18\x02 \x01(\t\x12\x1b\n\x13transfer_descriptor\x18\x03 \x01(\x0c\x12\x12\n\nreceive_id\x18\x04 \x01(\x04\x12\x0f\n\x07tp_size\x18\x05 \x01(\r\x12\x12\n\nnum_blocks\x18\x06 \x01(\r\x12\'\n\x05ranks\x18\x07 \x03(\x0b\x32\x18.pegaflow.ext.RankTarget\"H\n\nRankTarget\x12\x0f\n\x07tp_rank\x18\x01 \x01(\r\x12)\n\x06layers\x18\x02 \x03(\x0b\x32\x19.pegaflow.ext.LayerTarget\"Z\n\x0bLayerTarget\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x14\n\x0c\x62\x61se_address\x18\x02 \x01(\x04\x12\x15\n\rsegment_bytes\x18\x03 \x01(\x04\x12\x10\n\x08segments\x18\x04 \x01(\r2\xc8\x05\n\x06PdPush\x12g\n\x12RegisterPushLayers\x12\'.pegaflow.ext.RegisterPushLayersRequest\x1a(.pegaflow.ext.RegisterPushLayersResponse\x12[\n\x0ePrepareReceive\x12#.pegaflow.ext.PrepareReceiveRequest\x1a$.pegaflow.ext.PrepareReceiveResponse\x12X\n\rCancelReceive\x12\".pegaflow.ext.CancelReceiveRequest\x1a#.pegaflow.ext.CancelReceiveResponse\x12L\n\tStartPush\x12\x1e.pegaflow.ext.StartPushRequest\x1a\x1f.pegaflow.ext.StartPushResponse\x12U\n\x0cLayerArrived\x12!.pegaflow.ext.LayerArrivedRequest\x1a\".pegaflow.ext.LayerArrivedResponse\x12O\n\nPushFailed\x12\x1f.pegaflow.ext.PushFailedRequest\x1a .pegaflow.ext.PushFailedResponse\x12T\n\x0cWatchReceive\x12!.pegaflow.ext.WatchReceiveRequest\x1a\x1f.pegaflow.ext.WatchReceiveEvent0\x01\x12R\n\x10StreamLayerReady\x12\x1d.pegaflow.ext.LayerReadyEvent\x1a\x1b.pegaflow.ext.LayerReadyAck(\x01\x30\x01\x42+\n\x1aio.pegaflow.proto.ext.pushB\x0bPdPushProtoP\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1apegaflow/ext/pd_push.proto\x12\x0cpegaflow.ext\"\x88\x01\n\tPushLayer\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x15\n\rwrapper_bytes\x18\x02 \x01(\x0c\x12\x12\n\nnum_blocks\x18\x03 \x01(\x04\x12\x17\n\x0f\x62ytes_per_block\x18\x04 \x01(\x04\x12\x17\n\x0fkv_stride_bytes\x18\x05 \x01(\x04\x12\x10\n\x08segments\x18\x06 \x01(\r\"\x8e\x01\n\x19RegisterPushLayersRequest\x12\x13\n\x0binstance_id\x18\x01 \x01(\t\x12\x0f\n\x07tp_rank\x18\x02 \x01(\r\x12\x0f\n\x07tp_size\x18\x03 \x01(\r\x12\x11\n\tdevice_id\x18\x04 \x01(\x05\x12\'\n\x06layers\x18\x05 \x03(\x0b\x32\x17.pegaflow.ext.PushLayer\",\n\x1aRegisterPushLayersResponse\x12\x0e\n\x06layers\x18\x01 \x01(\r\"\x7f\n\x15PrepareReceiveRequest\x12\x13\n\x0binstance_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x11\n\tblock_ids\x18\x03 \x03(\x04\x12\x16\n\x0eload_state_shm\x18\x04 \x03(\t\x12\x12\n\ntimeout_ms\x18\x05 \x01(\x04\"?\n\x16PrepareReceiveResponse\x12\x11\n\thandshake\x18\x01 \x01(\x0c\x12\x12\n\nreceive_id\x18\x02 \x01(\x04\"*\n\x14\x43\x61ncelReceiveRequest\x12\x12\n\nreceive_id\x18\x01 \x01(\x04\"\x17\n\x15\x43\x61ncelReceiveResponse\"\xb7\x01\n\x10StartPushRequest\x12\x13\n\x0binstance_id\x18\x01 \x01(\t\x12\x0f\n\x07tp_rank\x18\x02 \x01(\r\x12\x12\n\nrequest_id\x18\x03 \x01(\t\x12\x11\n\thandshake\x18\x04 \x01(\x0c\x12\x11\n\tblock_ids\x18\x05 \x03(\x04\x12\x17\n\x0flayer_ready_shm\x18\x06 \x01(\t\x12\x16\n\x0epush_state_shm\x18\x07 \x01(\t\x12\x12\n\ntimeout_ms\x18\x08 \x01(\x04\"$\n\x11StartPushResponse\x12\x0f\n\x07push_id\x18\x01 \x01(\x04\"a\n\x13LayerArrivedRequest\x12\x12\n\nreceive_id\x18\x01 \x01(\x04\x12\x0f\n\x07tp_rank\x18\x02 \x01(\r\x12\r\n\x05layer\x18\x03 \x01(\r\x12\x16\n\x0ereceive_secret\x18\x04 \x01(\x0c\"\x16\n\x14LayerArrivedResponse\"`\n\x11PushFailedRequest\x12\x12\n\nreceive_id\x18\x01 \x01(\x04\x12\x0f\n\x07tp_rank\x18\x02 \x01(\r\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x16\n\x0ereceive_secret\x18\x04 \x01(\x0c\"\x14\n\x12PushFailedResponse\"R\n\x13WatchReceiveRequest\x12\x12\n\nreceive_id\x18\x01 \x01(\x04\x12\x0f\n\x07tp_rank\x18\x02 \x01(\r\x12\x16\n\x0ereceive_secret\x18\x03 \x01(\x0c\"2\n\x11WatchReceiveEvent\x12\r\n\x05state\x18\x01 \x01(\x05\x12\x0e\n\x06reason\x18\x02 \x01(\t\"1\n\x0fLayerReadyEvent\x12\x0f\n\x07push_id\x18\x01 \x01(\x04\x12\r\n\x05layer\x18\x02 \x01(\r\"\x1f\n\rLayerReadyAck\x12\x0e\n\x06layers\x18\x01 \x01(\r\"\xcf\x01\n\rPushHandshake\x12\x0f\n\x07version\x18\x01 \x01(\r\x12\x16\n\x0e\x64\x65\x63ode_address\x18\x02 \x01(\t\x12\x1b\n\x13transfer_descriptor\x18\x03 \x01(\x0c\x12\x12\n\nreceive_id\x18\x04 \x01(\x04\x12\x0f\n\x07tp_size\x18\x05 \x01(\r\x12\x12\n\nnum_blocks\x18\x06 \x01(\r\x12\'\n\x05ranks\x18\x07 \x03(\x0b\x32\x18.pegaflow.ext.RankTarget\x12\x16\n\x0ereceive_secret\x18\x08 \x01(\x0c\"H\n\nRankTarget\x12\x0f\n\x07tp_rank\x18\x01 \x01(\r\x12)\n\x06layers\x18\x02 \x03(\x0b\x32\x19.pegaflow.ext.LayerTarget\"Z\n\x0bLayerTarget\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x14\n\x0c\x62\x61se_address\x18\x02 \x01(\x04\x12\x15\n\rsegment_bytes\x18\x03 \x01(\x04\x12\x10\n\x08segments\x18\x04 \x01(\r2\xc8\x05\n\x06PdPush\x12g\n\x12RegisterPushLayers\x12\'.pegaflow.ext.RegisterPushLayersRequest\x1a(.pegaflow.ext.RegisterPushLayersResponse\x12[\n\x0ePrepareReceive\x12#.pegaflow.ext.PrepareReceiveRequest\x1a$.pegaflow.ext.PrepareReceiveResponse\x12X\n\rCancelReceive\x12\".pegaflow.ext.CancelReceiveRequest\x1a#.pegaflow.ext.CancelReceiveResponse\x12L\n\tStartPush\x12\x1e.pegaflow.ext.StartPushRequest\x1a\x1f.pegaflow.ext.StartPushResponse\x12U\n\x0cLayerArrived\x12!.pegaflow.ext.LayerArrivedRequest\x1a\".pegaflow.ext.LayerArrivedResponse\x12O\n\nPushFailed\x12\x1f.pegaflow.ext.PushFailedRequest\x1a .pegaflow.ext.PushFailedResponse\x12T\n\x0cWatchReceive\x12!.pegaflow.ext.WatchReceiveRequest\x1a\x1f.pegaflow.ext.WatchReceiveEvent0\x01\x12R\n\x10StreamLayerReady\x12\x1d.pegaflow.ext.LayerReadyEvent\x1a\x1b.pegaflow.ext.LayerReadyAck(\x01\x30\x01\x42+\n\x1aio.pegaflow.proto.ext.pushB\x0bPdPushProtoP\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -57,27 +57,27 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_STARTPUSHRESPONSE']._serialized_start=823
   _globals['_STARTPUSHRESPONSE']._serialized_end=859
   _globals['_LAYERARRIVEDREQUEST']._serialized_start=861
-  _globals['_LAYERARRIVEDREQUEST']._serialized_end=934
-  _globals['_LAYERARRIVEDRESPONSE']._serialized_start=936
-  _globals['_LAYERARRIVEDRESPONSE']._serialized_end=958
-  _globals['_PUSHFAILEDREQUEST']._serialized_start=960
-  _globals['_PUSHFAILEDREQUEST']._serialized_end=1032
-  _globals['_PUSHFAILEDRESPONSE']._serialized_start=1034
-  _globals['_PUSHFAILEDRESPONSE']._serialized_end=1054
-  _globals['_WATCHRECEIVEREQUEST']._serialized_start=1056
-  _globals['_WATCHRECEIVEREQUEST']._serialized_end=1114
-  _globals['_WATCHRECEIVEEVENT']._serialized_start=1116
-  _globals['_WATCHRECEIVEEVENT']._serialized_end=1166
-  _globals['_LAYERREADYEVENT']._serialized_start=1168
-  _globals['_LAYERREADYEVENT']._serialized_end=1217
-  _globals['_LAYERREADYACK']._serialized_start=1219
-  _globals['_LAYERREADYACK']._serialized_end=1250
-  _globals['_PUSHHANDSHAKE']._serialized_start=1253
-  _globals['_PUSHHANDSHAKE']._serialized_end=1436
-  _globals['_RANKTARGET']._serialized_start=1438
-  _globals['_RANKTARGET']._serialized_end=1510
-  _globals['_LAYERTARGET']._serialized_start=1512
-  _globals['_LAYERTARGET']._serialized_end=1602
-  _globals['_PDPUSH']._serialized_start=1605
-  _globals['_PDPUSH']._serialized_end=2317
+  _globals['_LAYERARRIVEDREQUEST']._serialized_end=958
+  _globals['_LAYERARRIVEDRESPONSE']._serialized_start=960
+  _globals['_LAYERARRIVEDRESPONSE']._serialized_end=982
+  _globals['_PUSHFAILEDREQUEST']._serialized_start=984
+  _globals['_PUSHFAILEDREQUEST']._serialized_end=1080
+  _globals['_PUSHFAILEDRESPONSE']._serialized_start=1082
+  _globals['_PUSHFAILEDRESPONSE']._serialized_end=1102
+  _globals['_WATCHRECEIVEREQUEST']._serialized_start=1104
+  _globals['_WATCHRECEIVEREQUEST']._serialized_end=1186
+  _globals['_WATCHRECEIVEEVENT']._serialized_start=1188
+  _globals['_WATCHRECEIVEEVENT']._serialized_end=1238
+  _globals['_LAYERREADYEVENT']._serialized_start=1240
+  _globals['_LAYERREADYEVENT']._serialized_end=1289
+  _globals['_LAYERREADYACK']._serialized_start=1291
+  _globals['_LAYERREADYACK']._serialized_end=1322
+  _globals['_PUSHHANDSHAKE']._serialized_start=1325
+  _globals['_PUSHHANDSHAKE']._serialized_end=1532
+  _globals['_RANKTARGET']._serialized_start=1534
+  _globals['_RANKTARGET']._serialized_end=1606
+  _globals['_LAYERTARGET']._serialized_start=1608
+  _globals['_LAYERTARGET']._serialized_end=1698
+  _globals['_PDPUSH']._serialized_start=1701
+  _globals['_PDPUSH']._serialized_end=2413
 # @@protoc_insertion_point(module_scope)

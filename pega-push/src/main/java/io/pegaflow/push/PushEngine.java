@@ -182,19 +182,25 @@ public final class PushEngine implements AutoCloseable {
                 .layerCount();
     }
 
-    /** PrepareReceive. */
+    /** PrepareReceive by {@code caller}, who must own the instance's push layers. */
     public DecodeSide.Prepared prepareReceive(
-            String instanceId, String requestId, List<Long> blockIds, List<String> loadStateShm, long timeoutMs) {
-        return decode.prepare(instanceId, requestId, blockIds, loadStateShm, timeoutMs);
+            Principal caller,
+            String instanceId,
+            String requestId,
+            List<Long> blockIds,
+            List<String> loadStateShm,
+            long timeoutMs) {
+        return decode.prepare(caller, instanceId, requestId, blockIds, loadStateShm, timeoutMs);
     }
 
-    /** CancelReceive. */
-    public void cancelReceive(long receiveId) {
-        decode.fail(receiveId, "cancelled by the decode worker");
+    /** CancelReceive by {@code caller}, who must have prepared the receive. */
+    public void cancelReceive(Principal caller, long receiveId) {
+        decode.cancel(caller, receiveId);
     }
 
-    /** StartPush; returns the push id. */
+    /** StartPush by {@code caller}, who must own the instance's push layers; returns the push id. */
     public long startPush(
+            Principal caller,
             String instanceId,
             int tpRank,
             String requestId,
@@ -204,27 +210,28 @@ public final class PushEngine implements AutoCloseable {
             String pushStateShm,
             long timeoutMs) {
         return prefill.start(
-                instanceId, tpRank, requestId, handshake, blockIds, layerReadyShm, pushStateShm, timeoutMs);
+                caller, instanceId, tpRank, requestId, handshake, blockIds, layerReadyShm, pushStateShm, timeoutMs);
     }
 
-    /** LayerArrived, from a prefill server. */
-    public void layerArrived(long receiveId, int tpRank, int layer) {
-        decode.arrived(receiveId, tpRank, layer);
+    /** LayerArrived, from a prefill server holding the receive's secret. */
+    public void layerArrived(long receiveId, byte[] secret, int tpRank, int layer) {
+        decode.arrived(receiveId, secret, tpRank, layer);
     }
 
-    /** WatchReceive, from a prefill server. */
-    public void watchReceive(long receiveId, int tpRank, io.pegaflow.push.decode.ReceiveWatcher watcher) {
-        decode.watch(receiveId, tpRank, watcher);
+    /** WatchReceive, from a prefill server holding the receive's secret. */
+    public void watchReceive(
+            long receiveId, byte[] secret, int tpRank, io.pegaflow.push.decode.ReceiveWatcher watcher) {
+        decode.watch(receiveId, secret, tpRank, watcher);
     }
 
-    /** A prefill server's WatchReceive stream broke. */
-    public void watchLost(long receiveId, int tpRank) {
-        decode.linkLost(receiveId, tpRank);
+    /** A prefill server's WatchReceive stream broke; ignored unless it presented the receive's secret. */
+    public void watchLost(long receiveId, byte[] secret, int tpRank) {
+        decode.linkLost(receiveId, secret, tpRank);
     }
 
-    /** PushFailed, from a prefill server. */
-    public void pushFailed(long receiveId, int tpRank, String reason) {
-        decode.fail(receiveId, "the prefill server gave up on rank " + tpRank + ": " + reason);
+    /** PushFailed, from a prefill server holding the receive's secret. */
+    public void pushFailed(long receiveId, byte[] secret, int tpRank, String reason) {
+        decode.pushFailed(receiveId, secret, tpRank, reason);
     }
 
     public PushView view() {

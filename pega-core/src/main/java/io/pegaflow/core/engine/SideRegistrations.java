@@ -86,8 +86,13 @@ public final class SideRegistrations {
         return () -> listeners.remove(ended);
     }
 
-    /** The part of the engine's owner rule for ids held beside the engine. */
-    synchronized void requireOwnerOrAbsent(String instanceId, Principal caller) {
+    /**
+     * The part of the engine's owner rule for ids held beside the engine: every RPC that names such an id (a push, a
+     * receive) checks it.
+     *
+     * @throws io.pegaflow.core.error.EngineException PERMISSION_DENIED when another principal holds the id
+     */
+    public synchronized void requireOwnerOrAbsent(String instanceId, Principal caller) {
         Holder h = holders.get(instanceId);
         if (h != null && !h.owner.equals(caller)) {
             throw InstanceRegistry.notOwner(instanceId);

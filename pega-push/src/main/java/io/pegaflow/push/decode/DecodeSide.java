@@ -6,6 +6,7 @@ import io.pegaflow.core.agent.CommandQueue;
 import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.engine.StagingAllocator;
 import io.pegaflow.core.error.EngineException;
+import io.pegaflow.core.instance.Principal;
 import io.pegaflow.core.load.LoadStateSignal;
 import io.pegaflow.core.memory.PinnedAllocation;
 import io.pegaflow.proto.ext.push.PushHandshake;
@@ -13,6 +14,7 @@ import io.pegaflow.push.PushView;
 import io.pegaflow.push.layout.Handshakes;
 import io.pegaflow.push.layout.PushLayerTable;
 import io.pegaflow.push.layout.RankLayers;
+import io.pegaflow.push.layout.ReceiveKey;
 import io.pegaflow.push.layout.StagingLayout;
 import java.security.SecureRandom;
 import java.util.ArrayDeque;
@@ -43,6 +45,9 @@ public final class DecodeSide implements AutoCloseable {
     private final CommandQueue<ReceiveCommand> queue;
     private final AgentRunner runner;
     private final SecureRandom random = new SecureRandom();
+    /** Numbers the receives for views, which never show a receive's id (decision 0022). */
+    private final AtomicLong sequence = new AtomicLong();
+
     private final AtomicLong quarantined = new AtomicLong();
     private final Admission admission;
     private final AgentGroup agents;
@@ -124,8 +129,13 @@ public final class DecodeSide implements AutoCloseable {
      *     sizes that disagree), RESOURCE_EXHAUSTED (too many requests, the pool has no room)
      */
     public Prepared prepare(
-            String instanceId, String requestId, List<Long> blockIds, List<String> loadStateShm, long timeoutMs) {
-        RankLayers rank0 = layers.find(instanceId, 0)
+            Principal caller,
+            String instanceId,
+            String requestId,
+            List<Long> blockIds,
+            List<String> loadStateShm,
+            long timeoutMs) {
+        RankLayers rank0 = layers.find(caller, instanceId, 0)
                 .orElseThrow(() -> EngineException.failedPrecondition(
                         "instance " + instanceId + " has no push layers registered (RegisterPushLayers, rank 0)"));
         int tpSize = rank0.tpSize();
@@ -149,7 +159,7 @@ public final class DecodeSide implements AutoCloseable {
         try {
             for (int r = 0; r < tpSize; r++) {
                 final int rank = r;
-                RankLayers l = layers.find(instanceId, r)
+                RankLayers l = layers.find(caller, instanceId, r)
                         .orElseThrow(() -> EngineException.failedPrecondition(
                                 "instance " + instanceId + " rank " + rank + " has no push layers registered"));
                 if (l.tpSize() != tpSize || l.layerCount() != rank0.layerCount()) {
@@ -174,16 +184,19 @@ public final class DecodeSide implements AutoCloseable {
                         "receive staging of instance " + instanceId + " rank " + r, layout.totalBytes()));
                 signals.add(LoadStateSignal.attach(loadStateShm.get(r)));
             }
-            long id = newId();
+            ReceiveKey key = ReceiveKey.of(newId(), random);
+            long id = key.id();
             long[] bases = staging.stream().mapToLong(PinnedAllocation::address).toArray();
             PushHandshake h = Handshakes.build(
-                    advertiseAddress.get(), transferDescriptor, id, tpSize, blocks.length, ranks, bases, layouts);
+                    advertiseAddress.get(), transferDescriptor, key, tpSize, blocks.length, ranks, bases, layouts);
             long timeout = timeoutMs == 0 ? defaultTimeoutNanos : Math.multiplyExact(timeoutMs, 1_000_000L);
             long now = clock.nanoTime();
             receives.put(
                     id,
                     new Receive(
-                            id,
+                            key,
+                            caller,
+                            sequence.incrementAndGet(),
                             requestId,
                             instanceId,
                             blocks,
@@ -213,12 +226,21 @@ public final class DecodeSide implements AutoCloseable {
         }
     }
 
-    /** A layer of a rank arrived (LayerArrived). */
-    public void arrived(long receiveId, int tpRank, int layer) {
+    /**
+     * The receive {@code receiveId} for a server-to-server RPC that presented {@code secret}. A wrong secret gets the
+     * answer of an unknown id, so a caller who learned an id learns nothing more from trying it.
+     */
+    private Receive authenticated(long receiveId, byte[] secret) {
         Receive r = receives.get(receiveId);
-        if (r == null) {
+        if (r == null || !r.key.admits(secret)) {
             throw ReceiveAgent.unknown(receiveId);
         }
+        return r;
+    }
+
+    /** A layer of a rank arrived (LayerArrived, with the receive's secret). */
+    public void arrived(long receiveId, byte[] secret, int tpRank, int layer) {
+        Receive r = authenticated(receiveId, secret);
         if (tpRank < 0 || tpRank >= r.tpSize() || layer < 0 || layer >= r.layers()) {
             throw EngineException.invalidArgument("LayerArrived: rank " + tpRank + " layer " + layer
                     + " is outside tp_size " + r.tpSize() + " and " + r.layers() + " layers");
@@ -230,11 +252,8 @@ public final class DecodeSide implements AutoCloseable {
      * WatchReceive: {@code watcher} is ended when the receive ends. A receive that is not open (it ended, or never
      * was) is FAILED_PRECONDITION; a receive that ends while the watcher is being added ends it all the same.
      */
-    public void watch(long receiveId, int tpRank, ReceiveWatcher watcher) {
-        Receive r = receives.get(receiveId);
-        if (r == null) {
-            throw ReceiveAgent.unknown(receiveId);
-        }
+    public void watch(long receiveId, byte[] secret, int tpRank, ReceiveWatcher watcher) {
+        Receive r = authenticated(receiveId, secret);
         if (tpRank < 0 || tpRank >= r.tpSize()) {
             throw EngineException.invalidArgument("WatchReceive: rank " + tpRank + " is outside tp_size " + r.tpSize());
         }
@@ -245,9 +264,13 @@ public final class DecodeSide implements AutoCloseable {
         }
     }
 
-    /** A prefill server's watch stream broke before the receive ended (its process is gone, or it cancelled). */
-    public void linkLost(long receiveId, int tpRank) {
-        if (receives.containsKey(receiveId)) {
+    /**
+     * A prefill server's watch stream broke before the receive ended (its process is gone, or it cancelled). Only a
+     * stream that presented the receive's secret counts: a stranger's watch, opened and cancelled, fails nothing.
+     */
+    public void linkLost(long receiveId, byte[] secret, int tpRank) {
+        Receive r = receives.get(receiveId);
+        if (r != null && r.key.admits(secret)) {
             // best effort: a full or closed queue leaves the receive to its deadline or to the shutdown
             queue.offer(new ReceiveCommand.LinkLost(receiveId, tpRank));
         }
@@ -259,12 +282,28 @@ public final class DecodeSide implements AutoCloseable {
         }
     }
 
-    /** The prefill side gave up on a rank (PushFailed), or the decode worker cancelled (CancelReceive). */
-    public void fail(long receiveId, String reason) {
-        if (!receives.containsKey(receiveId)) {
+    /** The prefill side gave up on a rank (PushFailed, with the receive's secret). */
+    public void pushFailed(long receiveId, byte[] secret, int tpRank, String reason) {
+        authenticated(receiveId, secret);
+        offer(new ReceiveCommand.Fail(receiveId, "the prefill server gave up on rank " + tpRank + ": " + reason));
+    }
+
+    /**
+     * The decode worker cancelled (CancelReceive): only the principal that prepared the receive may.
+     *
+     * @throws EngineException FAILED_PRECONDITION for a receive that is not open, PERMISSION_DENIED for another
+     *     principal's
+     */
+    public void cancel(Principal caller, long receiveId) {
+        Receive r = receives.get(receiveId);
+        if (r == null) {
             throw ReceiveAgent.unknown(receiveId);
         }
-        offer(new ReceiveCommand.Fail(receiveId, reason));
+        if (!r.owner.equals(caller)) {
+            throw EngineException.permissionDenied("receive " + Long.toUnsignedString(receiveId)
+                    + " was prepared by another user; only its owner can cancel it");
+        }
+        offer(new ReceiveCommand.Fail(receiveId, "cancelled by the decode worker"));
     }
 
     private void offer(ReceiveCommand c) {
@@ -287,12 +326,7 @@ public final class DecodeSide implements AutoCloseable {
         List<PushView.Request> out = new ArrayList<>();
         for (Receive r : receives.values()) {
             out.add(new PushView.Request(
-                    Long.toUnsignedString(r.id),
-                    r.requestId,
-                    r.instanceId,
-                    -1,
-                    r.layersCopied,
-                    r.layers() * r.tpSize()));
+                    "r" + r.seq, r.requestId, r.instanceId, -1, r.layersCopied, r.layers() * r.tpSize()));
         }
         return out;
     }
@@ -305,13 +339,7 @@ public final class DecodeSide implements AutoCloseable {
             layers.add(t);
         }
         PushView.ReceiveTimeline t = new PushView.ReceiveTimeline(
-                Long.toUnsignedString(r.id),
-                r.requestId,
-                r.instanceId,
-                succeeded,
-                r.preparedNanos,
-                nowNanos,
-                List.copyOf(layers));
+                "r" + r.seq, r.requestId, r.instanceId, succeeded, r.preparedNanos, nowNanos, List.copyOf(layers));
         synchronized (recent) {
             if (recent.size() == PushView.RECENT) {
                 recent.removeFirst();

@@ -1,8 +1,10 @@
 package io.pegaflow.push.decode;
 
+import io.pegaflow.core.instance.Principal;
 import io.pegaflow.core.load.LoadStateSignal;
 import io.pegaflow.core.memory.PinnedAllocation;
 import io.pegaflow.push.layout.RankLayers;
+import io.pegaflow.push.layout.ReceiveKey;
 import io.pegaflow.push.layout.StagingLayout;
 import java.util.BitSet;
 import java.util.List;
@@ -18,6 +20,13 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  */
 final class Receive {
     final long id;
+    /** The capability of the server-to-server RPCs; only the handshake carries its secret. */
+    final ReceiveKey key;
+    /** Who prepared it: only this principal may cancel it. */
+    final Principal owner;
+    /** What views show instead of the id: a per-server sequence number. */
+    final long seq;
+
     final String requestId;
     final String instanceId;
     final long[] blockIds;
@@ -38,7 +47,9 @@ final class Receive {
     volatile int layersCopied; // read by the admin view
 
     Receive(
-            long id,
+            ReceiveKey key,
+            Principal owner,
+            long seq,
             String requestId,
             String instanceId,
             long[] blockIds,
@@ -48,7 +59,10 @@ final class Receive {
             List<LoadStateSignal> signals,
             long preparedNanos,
             long deadlineNanos) {
-        this.id = id;
+        this.id = key.id();
+        this.key = key;
+        this.owner = owner;
+        this.seq = seq;
         this.requestId = requestId;
         this.instanceId = instanceId;
         this.blockIds = blockIds;

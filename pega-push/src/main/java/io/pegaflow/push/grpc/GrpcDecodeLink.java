@@ -3,6 +3,7 @@ package io.pegaflow.push.grpc;
 import com.google.common.util.concurrent.FutureCallback;
 import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.MoreExecutors;
+import com.google.protobuf.ByteString;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.netty.NettyChannelBuilder;
@@ -15,6 +16,7 @@ import io.pegaflow.proto.ext.push.PushFailedRequest;
 import io.pegaflow.proto.ext.push.PushFailedResponse;
 import io.pegaflow.proto.ext.push.WatchReceiveEvent;
 import io.pegaflow.proto.ext.push.WatchReceiveRequest;
+import io.pegaflow.push.layout.ReceiveKey;
 import io.pegaflow.push.prefill.DecodeLink;
 import java.time.Duration;
 import java.util.Map;
@@ -64,10 +66,11 @@ public final class GrpcDecodeLink implements DecodeLink, AutoCloseable {
 
     @Override
     public void layerArrived(
-            String address, long receiveId, int tpRank, int layer, Consumer<@Nullable Throwable> done) {
+            String address, ReceiveKey receive, int tpRank, int layer, Consumer<@Nullable Throwable> done) {
         var f = stub(address)
                 .layerArrived(LayerArrivedRequest.newBuilder()
-                        .setReceiveId(receiveId)
+                        .setReceiveId(receive.id())
+                        .setReceiveSecret(ByteString.copyFrom(receive.secret()))
                         .setTpRank(tpRank)
                         .setLayer(layer)
                         .build());
@@ -88,10 +91,11 @@ public final class GrpcDecodeLink implements DecodeLink, AutoCloseable {
     }
 
     @Override
-    public void pushFailed(String address, long receiveId, int tpRank, String reason) {
+    public void pushFailed(String address, ReceiveKey receive, int tpRank, String reason) {
         var f = stub(address)
                 .pushFailed(PushFailedRequest.newBuilder()
-                        .setReceiveId(receiveId)
+                        .setReceiveId(receive.id())
+                        .setReceiveSecret(ByteString.copyFrom(receive.secret()))
                         .setTpRank(tpRank)
                         .setReason(reason)
                         .build());
@@ -110,14 +114,16 @@ public final class GrpcDecodeLink implements DecodeLink, AutoCloseable {
     }
 
     @Override
-    public AutoCloseable watch(String address, long receiveId, int tpRank, long timeoutNanos, Consumer<String> broken) {
+    public AutoCloseable watch(
+            String address, ReceiveKey receive, int tpRank, long timeoutNanos, Consumer<String> broken) {
         AtomicBoolean over = new AtomicBoolean(); // closed by us, answered, or reported: nothing more to say
         AtomicReference<ClientCallStreamObserver<WatchReceiveRequest>> call = new AtomicReference<>();
         PdPushGrpc.newStub(channel(address))
                 .withDeadlineAfter(timeoutNanos, TimeUnit.NANOSECONDS)
                 .watchReceive(
                         WatchReceiveRequest.newBuilder()
-                                .setReceiveId(receiveId)
+                                .setReceiveId(receive.id())
+                                .setReceiveSecret(ByteString.copyFrom(receive.secret()))
                                 .setTpRank(tpRank)
                                 .build(),
                         new ClientResponseObserver<WatchReceiveRequest, WatchReceiveEvent>() {

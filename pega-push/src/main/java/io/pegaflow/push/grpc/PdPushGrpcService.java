@@ -64,6 +64,7 @@ public final class PdPushGrpcService extends PdPushGrpc.PdPushImplBase {
     public void prepareReceive(PrepareReceiveRequest r, StreamObserver<PrepareReceiveResponse> out) {
         call(out, () -> {
             DecodeSide.Prepared p = engine.prepareReceive(
+                    callerUid.principal(),
                     r.getInstanceId(),
                     r.getRequestId(),
                     r.getBlockIdsList(),
@@ -79,7 +80,7 @@ public final class PdPushGrpcService extends PdPushGrpc.PdPushImplBase {
     @Override
     public void cancelReceive(CancelReceiveRequest r, StreamObserver<CancelReceiveResponse> out) {
         call(out, () -> {
-            engine.cancelReceive(r.getReceiveId());
+            engine.cancelReceive(callerUid.principal(), r.getReceiveId());
             return CancelReceiveResponse.getDefaultInstance();
         });
     }
@@ -88,6 +89,7 @@ public final class PdPushGrpcService extends PdPushGrpc.PdPushImplBase {
     public void startPush(StartPushRequest r, StreamObserver<StartPushResponse> out) {
         call(out, () -> {
             long id = engine.startPush(
+                    callerUid.principal(),
                     r.getInstanceId(),
                     r.getTpRank(),
                     r.getRequestId(),
@@ -103,7 +105,7 @@ public final class PdPushGrpcService extends PdPushGrpc.PdPushImplBase {
     @Override
     public void layerArrived(LayerArrivedRequest r, StreamObserver<LayerArrivedResponse> out) {
         call(out, () -> {
-            engine.layerArrived(r.getReceiveId(), r.getTpRank(), r.getLayer());
+            engine.layerArrived(r.getReceiveId(), r.getReceiveSecret().toByteArray(), r.getTpRank(), r.getLayer());
             return LayerArrivedResponse.getDefaultInstance();
         });
     }
@@ -111,7 +113,7 @@ public final class PdPushGrpcService extends PdPushGrpc.PdPushImplBase {
     @Override
     public void pushFailed(PushFailedRequest r, StreamObserver<PushFailedResponse> out) {
         call(out, () -> {
-            engine.pushFailed(r.getReceiveId(), r.getTpRank(), r.getReason());
+            engine.pushFailed(r.getReceiveId(), r.getReceiveSecret().toByteArray(), r.getTpRank(), r.getReason());
             return PushFailedResponse.getDefaultInstance();
         });
     }
@@ -124,13 +126,14 @@ public final class PdPushGrpcService extends PdPushGrpc.PdPushImplBase {
     public void watchReceive(WatchReceiveRequest r, StreamObserver<WatchReceiveEvent> out) {
         ServerCallStreamObserver<WatchReceiveEvent> call = (ServerCallStreamObserver<WatchReceiveEvent>) out;
         StreamWatcher watcher = new StreamWatcher(call);
+        byte[] secret = r.getReceiveSecret().toByteArray();
         call.setOnCancelHandler(() -> {
             if (watcher.cancelled()) {
-                engine.watchLost(r.getReceiveId(), r.getTpRank());
+                engine.watchLost(r.getReceiveId(), secret, r.getTpRank());
             }
         });
         try {
-            engine.watchReceive(r.getReceiveId(), r.getTpRank(), watcher);
+            engine.watchReceive(r.getReceiveId(), secret, r.getTpRank(), watcher);
         } catch (EngineException e) {
             watcher.refuse(status(e).withDescription(e.getMessage()));
         }

@@ -14,7 +14,8 @@ import java.util.List;
  * from the decode rank's is refused before anything moves.
  */
 public final class Handshakes {
-    public static final int VERSION = 1;
+    /** 2 adds the receive secret (decision 0022); a version 1 blob is refused as too old to be trusted. */
+    public static final int VERSION = 2;
     /** A 16k-token request of a 36-layer model is about 2 KiB; 1 MiB leaves room for hundreds of ranks of layers. */
     public static final int MAX_BYTES = 1 << 20;
 
@@ -24,7 +25,7 @@ public final class Handshakes {
     public static PushHandshake build(
             String decodeAddress,
             byte[] transferDescriptor,
-            long receiveId,
+            ReceiveKey receive,
             int tpSize,
             int blocks,
             List<RankLayers> ranks,
@@ -34,7 +35,8 @@ public final class Handshakes {
                 .setVersion(VERSION)
                 .setDecodeAddress(decodeAddress)
                 .setTransferDescriptor(ByteString.copyFrom(transferDescriptor))
-                .setReceiveId(receiveId)
+                .setReceiveId(receive.id())
+                .setReceiveSecret(ByteString.copyFrom(receive.secret()))
                 .setTpSize(tpSize)
                 .setNumBlocks(blocks);
         for (int r = 0; r < ranks.size(); r++) {
@@ -81,6 +83,10 @@ public final class Handshakes {
             throw EngineException.invalidArgument(
                     "handshake: receive_id, decode_address and transfer_descriptor are" + " required");
         }
+        if (h.getReceiveSecret().size() != ReceiveKey.SECRET_BYTES) {
+            throw EngineException.invalidArgument("handshake: receive_secret must be " + ReceiveKey.SECRET_BYTES
+                    + " bytes, got " + h.getReceiveSecret().size());
+        }
         if (h.getTpSize() != rank.tpSize()) {
             throw EngineException.failedPrecondition("unequal TP sizes: prefill tp_size=" + rank.tpSize()
                     + ", decode tp_size=" + h.getTpSize() + "; the push maps prefill rank i to decode rank i and"
@@ -116,9 +122,10 @@ public final class Handshakes {
                                 + " block, decode " + t.getSegments() + " x " + t.getSegmentBytes());
             }
         }
-        return new Parsed(h, target);
+        return new Parsed(
+                h, target, new ReceiveKey(h.getReceiveId(), h.getReceiveSecret().toByteArray()));
     }
 
-    /** A checked handshake and this rank's target in it. */
-    public record Parsed(PushHandshake handshake, RankTarget target) {}
+    /** A checked handshake, this rank's target in it, and the key its receive is named by between servers. */
+    public record Parsed(PushHandshake handshake, RankTarget target, ReceiveKey receive) {}
 }

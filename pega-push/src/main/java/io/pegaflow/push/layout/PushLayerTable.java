@@ -116,7 +116,14 @@ public final class PushLayerTable implements AutoCloseable {
         return fresh;
     }
 
-    public Optional<RankLayers> find(String instanceId, int tpRank) {
+    /**
+     * The registration of {@code (instanceId, tpRank)} for {@code caller}.
+     *
+     * @throws EngineException PERMISSION_DENIED when another principal holds the instance id: its pushes read, and its
+     *     receives write, that principal's memory
+     */
+    public Optional<RankLayers> find(Principal caller, String instanceId, int tpRank) {
+        admission.requireOwnerOrAbsent(instanceId, caller);
         return Optional.ofNullable(ranks.get(new Key(instanceId, tpRank)));
     }
 

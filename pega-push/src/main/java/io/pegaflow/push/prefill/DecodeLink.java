@@ -1,5 +1,6 @@
 package io.pegaflow.push.prefill;
 
+import io.pegaflow.push.layout.ReceiveKey;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -10,13 +11,13 @@ public interface DecodeLink {
     /** LayerArrived; {@code done} runs with null on success, or the failure. Never blocks. */
     void layerArrived(
             String decodeAddress,
-            long receiveId,
+            ReceiveKey receive,
             int tpRank,
             int layer,
             java.util.function.Consumer<@Nullable Throwable> done);
 
     /** PushFailed, best effort (the decode side's deadline covers a lost call). Never blocks. */
-    void pushFailed(String decodeAddress, long receiveId, int tpRank, String reason);
+    void pushFailed(String decodeAddress, ReceiveKey receive, int tpRank, String reason);
 
     /**
      * Opens WatchReceive for one rank of a receive, for at most {@code timeoutNanos}: {@code broken} runs at most once
@@ -25,7 +26,7 @@ public interface DecodeLink {
      */
     AutoCloseable watch(
             String decodeAddress,
-            long receiveId,
+            ReceiveKey receive,
             int tpRank,
             long timeoutNanos,
             java.util.function.Consumer<String> broken);

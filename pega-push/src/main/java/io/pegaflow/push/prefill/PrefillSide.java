@@ -6,6 +6,7 @@ import io.pegaflow.core.agent.CommandQueue;
 import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.engine.StagingAllocator;
 import io.pegaflow.core.error.EngineException;
+import io.pegaflow.core.instance.Principal;
 import io.pegaflow.core.load.LoadStateSignal;
 import io.pegaflow.core.memory.PinnedAllocation;
 import io.pegaflow.push.PushView;
@@ -125,6 +126,7 @@ public final class PrefillSide implements AutoCloseable {
      *     TP, a layout that differs), UNAVAILABLE (the decode server cannot be reached), RESOURCE_EXHAUSTED
      */
     public long start(
+            Principal caller,
             String instanceId,
             int tpRank,
             String requestId,
@@ -133,7 +135,7 @@ public final class PrefillSide implements AutoCloseable {
             String layerReadyShm,
             String pushStateShm,
             long timeoutMs) {
-        RankLayers rank = layers.find(instanceId, tpRank)
+        RankLayers rank = layers.find(caller, instanceId, tpRank)
                 .orElseThrow(() -> EngineException.failedPrecondition("instance " + instanceId + " rank " + tpRank
                         + " has no push layers registered (RegisterPushLayers)"));
         if (blockIds.isEmpty()) {
@@ -180,7 +182,7 @@ public final class PrefillSide implements AutoCloseable {
                     buffer,
                     layout,
                     peer,
-                    parsed.handshake().getReceiveId(),
+                    parsed.receive(),
                     parsed.target(),
                     deadline);
             open.put(id, p);

@@ -4,6 +4,7 @@ import io.pegaflow.core.load.LoadStateSignal;
 import io.pegaflow.core.memory.PinnedAllocation;
 import io.pegaflow.proto.ext.push.RankTarget;
 import io.pegaflow.push.layout.RankLayers;
+import io.pegaflow.push.layout.ReceiveKey;
 import io.pegaflow.push.layout.StagingLayout;
 import io.pegaflow.push.signal.LayerReadySignal;
 import io.pegaflow.transfer.PeerId;
@@ -24,7 +25,7 @@ final class Push {
     final PinnedAllocation staging;
     final StagingLayout layout;
     final PeerId peer;
-    final long receiveId;
+    final ReceiveKey receive;
     final RankTarget target;
     final long deadlineNanos;
 
@@ -51,7 +52,7 @@ final class Push {
             PinnedAllocation staging,
             StagingLayout layout,
             PeerId peer,
-            long receiveId,
+            ReceiveKey receive,
             RankTarget target,
             long deadlineNanos) {
         this.id = id;
@@ -63,7 +64,7 @@ final class Push {
         this.staging = staging;
         this.layout = layout;
         this.peer = peer;
-        this.receiveId = receiveId;
+        this.receive = receive;
         this.target = target;
         this.deadlineNanos = deadlineNanos;
         this.readySeenNanos = new long[layout.layers()];

@@ -202,7 +202,7 @@ final class PushAgent implements Agent {
         try {
             p.watch = link.watch(
                     p.peer.address(),
-                    p.receiveId,
+                    p.receive,
                     p.rank.tpRank(),
                     Math.max(1, p.deadlineNanos - clock.nanoTime()) + WATCH_GRACE_NANOS,
                     reason -> offerCompletion(new PushCommand.LinkBroken(p, reason)));
@@ -242,7 +242,7 @@ final class PushAgent implements Agent {
         p.inFlightRpcs++;
         link.layerArrived(
                 p.peer.address(),
-                p.receiveId,
+                p.receive,
                 p.rank.tpRank(),
                 d.layer(),
                 error -> offerCompletion(new PushCommand.Delivered(p, d.layer(), error)));
@@ -283,7 +283,7 @@ final class PushAgent implements Agent {
         callbacks.failed(p, reason);
         p.state.fail();
         LOG.warn("push {} ({}, rank {}) to {} failed: {}", p.id, p.requestId, p.rank.tpRank(), p.peer, reason);
-        link.pushFailed(p.peer.address(), p.receiveId, p.rank.tpRank(), reason);
+        link.pushFailed(p.peer.address(), p.receive, p.rank.tpRank(), reason);
     }
 
     /** Frees pushes that ended and have nothing outstanding. */
