@@ -8,6 +8,13 @@ import io.pegaflow.proto.RegisterContextRequest;
 import io.pegaflow.proto.SaveRequest;
 import io.pegaflow.proto.SessionRequest;
 import io.pegaflow.proto.UnregisterRequest;
+import io.pegaflow.proto.ext.push.CancelReceiveRequest;
+import io.pegaflow.proto.ext.push.LayerArrivedRequest;
+import io.pegaflow.proto.ext.push.PdPushGrpc;
+import io.pegaflow.proto.ext.push.PrepareReceiveRequest;
+import io.pegaflow.proto.ext.push.PushFailedRequest;
+import io.pegaflow.proto.ext.push.RegisterPushLayersRequest;
+import io.pegaflow.proto.ext.push.StartPushRequest;
 import io.pegaflow.testkit.MockScheduler;
 import io.pegaflow.testkit.SessionHandle;
 import java.io.IOException;
@@ -21,7 +28,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * A gRPC client in a process of another user (started by {@link ForeignProcess} as uid {@value ForeignProcess#UID}):
  * the hostile tenant of issue #10, defect 6. Its arguments are {@code host port method:base64-request...}; it sends
- * each request with a 10 s deadline and prints {@code RESULT <method> <CODE> <description>}, or {@code RESULT session OPEN} for a
+ * each request (Engine RPCs, and PdPush ones named {@code pd-*}) with a 10 s deadline and prints {@code RESULT <method> <CODE> <description>}, or {@code RESULT session OPEN} for a
  * Session the server accepted, which it holds until its standard input ends. Then it prints {@code DONE}.
  */
 public final class ForeignCaller {
@@ -39,6 +46,11 @@ public final class ForeignCaller {
             }
         }
         return "NO-ANSWER";
+    }
+
+    /** The P/D push service on the same connection (the server serves it beside Engine when pega.pd.enabled). */
+    private static PdPushGrpc.PdPushBlockingStub pd(MockScheduler client) {
+        return PdPushGrpc.newBlockingStub(client.channel()).withDeadlineAfter(10, TimeUnit.SECONDS);
     }
 
     public static void main(String[] args) throws IOException {
@@ -63,6 +75,13 @@ public final class ForeignCaller {
                         case "load" -> stub.load(LoadRequest.parseFrom(request));
                         case "query" -> stub.queryPrefetch(QueryRequest.parseFrom(request));
                         case "unregister" -> stub.unregisterContext(UnregisterRequest.parseFrom(request));
+                        case "pd-register" ->
+                            pd(client).registerPushLayers(RegisterPushLayersRequest.parseFrom(request));
+                        case "pd-prepare" -> pd(client).prepareReceive(PrepareReceiveRequest.parseFrom(request));
+                        case "pd-start" -> pd(client).startPush(StartPushRequest.parseFrom(request));
+                        case "pd-cancel" -> pd(client).cancelReceive(CancelReceiveRequest.parseFrom(request));
+                        case "pd-arrived" -> pd(client).layerArrived(LayerArrivedRequest.parseFrom(request));
+                        case "pd-failed" -> pd(client).pushFailed(PushFailedRequest.parseFrom(request));
                         default -> throw new IllegalArgumentException(method);
                     }
                     out.println("RESULT " + method + " OK");
