@@ -16,6 +16,8 @@ import java.time.Duration;
  * @param maxRequests pushes plus receives open at once; more are refused with RESOURCE_EXHAUSTED
  * @param putChunkBytes the largest single put; a layer is cut into puts of at most this many bytes, spread over the
  *     lanes
+ * @param maxRequestsPerPrincipal pushes plus receives one principal (OS user, or host) may hold open at once, so that
+ *     one tenant cannot take every slot of {@code maxRequests}; 0 means half of {@code maxRequests}, at least 1
  */
 public record PushConfig(
         Duration pushTimeout,
@@ -25,7 +27,8 @@ public record PushConfig(
         Duration quarantine,
         int maxInflightLayers,
         int maxRequests,
-        long putChunkBytes) {
+        long putChunkBytes,
+        int maxRequestsPerPrincipal) {
 
     public PushConfig {
         positive("pega.pd.push-timeout", pushTimeout);
@@ -44,6 +47,17 @@ public record PushConfig(
         if (putChunkBytes < 4096) {
             throw refused("pega.pd.put-chunk", putChunkBytes + "B", ">= 4KB");
         }
+        if (maxRequestsPerPrincipal < 0 || maxRequestsPerPrincipal > maxRequests) {
+            throw refused(
+                    "pega.pd.max-requests-per-principal",
+                    Integer.toString(maxRequestsPerPrincipal),
+                    "0 (half of pega.pd.max-requests) to pega.pd.max-requests (" + maxRequests + ")");
+        }
+    }
+
+    /** The share one principal may hold, with 0 resolved. */
+    public int principalShare() {
+        return maxRequestsPerPrincipal == 0 ? Math.max(1, maxRequests / 2) : maxRequestsPerPrincipal;
     }
 
     /** Defaults for tests and tools: every timeout as in docs/configuration.md. */
@@ -56,12 +70,21 @@ public record PushConfig(
                 Duration.ofSeconds(30),
                 64,
                 256,
-                4L << 20);
+                4L << 20,
+                0);
     }
 
     public PushConfig withTimeouts(Duration push, Duration receive) {
         return new PushConfig(
-                push, receive, connectTimeout, rpcTimeout, quarantine, maxInflightLayers, maxRequests, putChunkBytes);
+                push,
+                receive,
+                connectTimeout,
+                rpcTimeout,
+                quarantine,
+                maxInflightLayers,
+                maxRequests,
+                putChunkBytes,
+                maxRequestsPerPrincipal);
     }
 
     private static void positive(String key, Duration d) {

@@ -14,7 +14,6 @@ import io.pegaflow.push.prefill.DecodeLink;
 import io.pegaflow.push.prefill.PrefillSide;
 import io.pegaflow.transfer.TransferEngine;
 import java.util.List;
-import java.util.concurrent.Semaphore;
 import java.util.function.Supplier;
 
 /**
@@ -37,7 +36,7 @@ public final class PushEngine implements AutoCloseable {
     private final AutoCloseable link;
     private final AutoCloseable instanceEnds;
     private final PushStats stats = new PushStats();
-    private final Semaphore requests;
+    private final RequestSlots requests;
     private final Supplier<String> advertiseAddress;
     private final NanoClock clock;
     private boolean closed;
@@ -67,7 +66,7 @@ public final class PushEngine implements AutoCloseable {
         this.advertiseAddress = advertiseAddress;
         this.transfer = transfer;
         this.link = link instanceof AutoCloseable c ? c : () -> {};
-        this.requests = new Semaphore(config.maxRequests());
+        this.requests = new RequestSlots(config.maxRequests(), config.principalShare());
         this.layers = new PushLayerTable(backend, registrations);
         this.instanceEnds = registrations.onInstanceEnded(layers::instanceEnded);
         this.prefill = new PrefillSide(
@@ -84,18 +83,15 @@ public final class PushEngine implements AutoCloseable {
                 agents,
                 new PrefillSide.Admission() {
                     @Override
-                    public boolean tryAdmit() {
-                        if (!requests.tryAcquire()) {
-                            return false;
-                        }
+                    public void admit(Principal who) {
+                        requests.acquire(who);
                         stats.pushesInFlight.incrementAndGet();
-                        return true;
                     }
 
                     @Override
-                    public void leave() {
+                    public void leave(Principal who) {
                         stats.pushesInFlight.decrementAndGet();
-                        requests.release();
+                        requests.release(who);
                     }
 
                     @Override
@@ -130,18 +126,15 @@ public final class PushEngine implements AutoCloseable {
                 agents,
                 new DecodeSide.Admission() {
                     @Override
-                    public boolean tryAdmit() {
-                        if (!requests.tryAcquire()) {
-                            return false;
-                        }
+                    public void admit(Principal who) {
+                        requests.acquire(who);
                         stats.receivesInFlight.incrementAndGet();
-                        return true;
                     }
 
                     @Override
-                    public void leave() {
+                    public void leave(Principal who) {
                         stats.receivesInFlight.decrementAndGet();
-                        requests.release();
+                        requests.release(who);
                     }
 
                     @Override

@@ -11,6 +11,7 @@ import io.pegaflow.core.load.LoadStateSignal;
 import io.pegaflow.core.memory.PinnedAllocation;
 import io.pegaflow.proto.ext.push.PushHandshake;
 import io.pegaflow.push.PushView;
+import io.pegaflow.push.layout.Deadlines;
 import io.pegaflow.push.layout.Handshakes;
 import io.pegaflow.push.layout.PushLayerTable;
 import io.pegaflow.push.layout.RankLayers;
@@ -53,11 +54,16 @@ public final class DecodeSide implements AutoCloseable {
     private final AgentGroup agents;
     private final ArrayDeque<PushView.ReceiveTimeline> recent = new ArrayDeque<>();
 
-    /** The engine-wide bound on open pushes plus receives, and the counters. */
+    /** The engine-wide bound on open pushes plus receives and each principal's share of it, and the counters. */
     public interface Admission {
-        boolean tryAdmit();
+        /**
+         * Takes a request slot for {@code who}.
+         *
+         * @throws EngineException RESOURCE_EXHAUSTED naming the bound that refused it
+         */
+        void admit(Principal who);
 
-        void leave();
+        void leave(Principal who);
 
         void layerCopied(long bytes);
 
@@ -97,7 +103,7 @@ public final class DecodeSide implements AutoCloseable {
                 remember(r, true, nowNanos);
                 endWatchers(r, true, "");
                 admission.received();
-                admission.leave();
+                admission.leave(r.owner);
             }
 
             @Override
@@ -105,7 +111,7 @@ public final class DecodeSide implements AutoCloseable {
                 remember(r, false, nowNanos);
                 endWatchers(r, false, reason);
                 admission.receiveFailed();
-                admission.leave();
+                admission.leave(r.owner);
             }
 
             @Override
@@ -152,9 +158,7 @@ public final class DecodeSide implements AutoCloseable {
         List<StagingLayout> layouts = new ArrayList<>(tpSize);
         List<PinnedAllocation> staging = new ArrayList<>(tpSize);
         List<LoadStateSignal> signals = new ArrayList<>(tpSize);
-        if (!admission.tryAdmit()) {
-            throw EngineException.resourceExhausted("too many push requests in flight (pega.pd.max-requests)");
-        }
+        admission.admit(caller);
         boolean done = false;
         try {
             for (int r = 0; r < tpSize; r++) {
@@ -189,7 +193,7 @@ public final class DecodeSide implements AutoCloseable {
             long[] bases = staging.stream().mapToLong(PinnedAllocation::address).toArray();
             PushHandshake h = Handshakes.build(
                     advertiseAddress.get(), transferDescriptor, key, tpSize, blocks.length, ranks, bases, layouts);
-            long timeout = timeoutMs == 0 ? defaultTimeoutNanos : Math.multiplyExact(timeoutMs, 1_000_000L);
+            long timeout = Deadlines.bounded(timeoutMs, defaultTimeoutNanos);
             long now = clock.nanoTime();
             receives.put(
                     id,
@@ -212,7 +216,7 @@ public final class DecodeSide implements AutoCloseable {
             if (!done) {
                 staging.forEach(PinnedAllocation::release);
                 ranks.forEach(RankLayers::release);
-                admission.leave();
+                admission.leave(caller);
             }
         }
     }

@@ -5,6 +5,7 @@ import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.device.LayerMemory;
 import io.pegaflow.core.engine.SideRegistrations;
 import io.pegaflow.core.error.EngineException;
+import io.pegaflow.core.instance.InstanceLimits;
 import io.pegaflow.core.instance.LayerRegistration;
 import io.pegaflow.core.instance.Principal;
 import io.pegaflow.proto.ext.push.PushLayer;
@@ -56,6 +57,11 @@ public final class PushLayerTable implements AutoCloseable {
             List<PushLayer> layers) {
         if (instanceId.isBlank()) {
             throw EngineException.invalidArgument("instance_id must not be empty");
+        }
+        if (tpSize > InstanceLimits.MAX_TP_SIZE) {
+            // RegisterContext's text for the same bound
+            throw EngineException.badRequest(
+                    "tp_size " + tpSize + " exceeds the supported maximum of " + InstanceLimits.MAX_TP_SIZE);
         }
         if (tpSize < 1 || tpRank < 0 || tpRank >= tpSize) {
             throw EngineException.invalidArgument("tp_rank " + tpRank + " is not below tp_size " + tpSize);

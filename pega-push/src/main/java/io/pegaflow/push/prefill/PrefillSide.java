@@ -10,6 +10,7 @@ import io.pegaflow.core.instance.Principal;
 import io.pegaflow.core.load.LoadStateSignal;
 import io.pegaflow.core.memory.PinnedAllocation;
 import io.pegaflow.push.PushView;
+import io.pegaflow.push.layout.Deadlines;
 import io.pegaflow.push.layout.Handshakes;
 import io.pegaflow.push.layout.PushLayerTable;
 import io.pegaflow.push.layout.RankLayers;
@@ -51,11 +52,16 @@ public final class PrefillSide implements AutoCloseable {
     private final AtomicLong ids = new AtomicLong();
     private final Admission admission;
 
-    /** The engine-wide bound on open requests, and the counters. */
+    /** The engine-wide bound on open requests and each principal's share of it, and the counters. */
     public interface Admission {
-        boolean tryAdmit();
+        /**
+         * Takes a request slot for {@code who}.
+         *
+         * @throws EngineException RESOURCE_EXHAUSTED naming the bound that refused it
+         */
+        void admit(Principal who);
 
-        void leave();
+        void leave(Principal who);
 
         void pushed(long bytes);
 
@@ -104,14 +110,14 @@ public final class PrefillSide implements AutoCloseable {
             public void completed(Push p) {
                 open.remove(p.id);
                 admission.completed();
-                admission.leave();
+                admission.leave(p.owner);
             }
 
             @Override
             public void failed(Push p, String reason) {
                 open.remove(p.id);
                 admission.failed();
-                admission.leave();
+                admission.leave(p.owner);
             }
         });
         this.runner = agents.add(new AgentRunner(agent, agent.idleStrategy()));
@@ -149,15 +155,13 @@ public final class PrefillSide implements AutoCloseable {
             }
         }
         Handshakes.Parsed parsed = Handshakes.parse(handshake, rank, blocks.length);
-        long timeout = timeoutMs == 0 ? defaultTimeoutNanos : Math.multiplyExact(timeoutMs, 1_000_000L);
+        long timeout = Deadlines.bounded(timeoutMs, defaultTimeoutNanos);
         long deadline = clock.nanoTime() + timeout;
         PeerId peer = new PeerId(parsed.handshake().getDecodeAddress());
         connect(peer, parsed.handshake().getTransferDescriptor().toByteArray());
         StagingLayout layout = StagingLayout.of(rank, blocks.length);
         List<AutoCloseable> undo = new ArrayList<>();
-        if (!admission.tryAdmit()) {
-            throw EngineException.resourceExhausted("too many push requests in flight (pega.pd.max-requests)");
-        }
+        admission.admit(caller);
         boolean done = false;
         try {
             if (!rank.retain()) {
@@ -175,6 +179,7 @@ public final class PrefillSide implements AutoCloseable {
             Push p = new Push(
                     id,
                     requestId,
+                    caller,
                     rank,
                     blocks,
                     ready,
@@ -198,7 +203,7 @@ public final class PrefillSide implements AutoCloseable {
                 for (int i = undo.size() - 1; i >= 0; i--) {
                     closeQuietly(undo.get(i));
                 }
-                admission.leave();
+                admission.leave(caller);
             }
         }
     }

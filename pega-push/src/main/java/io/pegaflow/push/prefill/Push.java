@@ -1,5 +1,6 @@
 package io.pegaflow.push.prefill;
 
+import io.pegaflow.core.instance.Principal;
 import io.pegaflow.core.load.LoadStateSignal;
 import io.pegaflow.core.memory.PinnedAllocation;
 import io.pegaflow.proto.ext.push.RankTarget;
@@ -18,6 +19,9 @@ import org.jspecify.annotations.Nullable;
 final class Push {
     final long id;
     final String requestId;
+    /** Who started it; holds one of its request slots. */
+    final Principal owner;
+
     final RankLayers rank;
     final long[] blockIds;
     final LayerReadySignal ready;
@@ -45,6 +49,7 @@ final class Push {
     Push(
             long id,
             String requestId,
+            Principal owner,
             RankLayers rank,
             long[] blockIds,
             LayerReadySignal ready,
@@ -57,6 +62,7 @@ final class Push {
             long deadlineNanos) {
         this.id = id;
         this.requestId = requestId;
+        this.owner = owner;
         this.rank = rank;
         this.blockIds = blockIds;
         this.ready = ready;

@@ -16,6 +16,7 @@ import org.springframework.validation.annotation.Validated;
  * @param transports UCX transport list; empty lets UCX choose
  * @param lanes connections per peer; equal on every server
  * @param advertiseAddress host:port decode handshakes name; empty means 127.0.0.1 and the bound gRPC port
+ * @param maxRequestsPerPrincipal one principal's share of {@code max-requests}; 0 means half of it
  * @param shmPool with transports that allow shared memory and no shared-memory pool of {@code pega.rdma.*}, let the
  *     push engine's UCX context allocate the pool's shards, so pushes between servers of one host are copies into the
  *     attached segment instead of emulated puts (decision 0019)
@@ -35,5 +36,6 @@ public record PdProperties(
         @NotNull @DefaultValue("30s") Duration quarantine,
         @Min(1) @DefaultValue("64") int maxInflightLayers,
         @Min(1) @DefaultValue("256") int maxRequests,
+        @Min(0) @DefaultValue("0") int maxRequestsPerPrincipal,
         @NotNull @DefaultValue("4MB") DataSize putChunk,
         @DefaultValue("true") boolean shmPool) {}

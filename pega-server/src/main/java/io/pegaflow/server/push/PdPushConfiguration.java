@@ -87,7 +87,8 @@ public class PdPushConfiguration {
                 p.quarantine(),
                 p.maxInflightLayers(),
                 p.maxRequests(),
-                p.putChunk().toBytes());
+                p.putChunk().toBytes(),
+                p.maxRequestsPerPrincipal());
         TransferConfig transfer = transferConfig(p);
         UcxSharedMemory shared =
                 poolContext(transfer, poolMemory.getIfAvailable(), rdmaPoolMemory.getIfAvailable(), beans);
