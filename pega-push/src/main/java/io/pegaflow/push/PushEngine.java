@@ -9,6 +9,7 @@ import io.pegaflow.core.engine.StagingAllocator;
 import io.pegaflow.core.instance.Principal;
 import io.pegaflow.proto.ext.push.PushLayer;
 import io.pegaflow.push.decode.DecodeSide;
+import io.pegaflow.push.layout.HandshakeSeal;
 import io.pegaflow.push.layout.PushLayerTable;
 import io.pegaflow.push.prefill.DecodeLink;
 import io.pegaflow.push.prefill.PrefillSide;
@@ -42,6 +43,8 @@ public final class PushEngine implements AutoCloseable {
     private boolean closed;
 
     /**
+     * @param seal how handshakes are sealed and checked: with the cluster credential, a prefill server takes addresses
+     *     and worker addresses only from handshakes a decode server of its cluster sealed
      * @param staging the cache engine's allocator for staging: a full pool of cached blocks makes room for a push as it
      *     does for a Save
      * @param registrations the cache engine's admission of push layers: its owner rule, mapping budget and instance
@@ -53,6 +56,7 @@ public final class PushEngine implements AutoCloseable {
      */
     public PushEngine(
             PushConfig config,
+            HandshakeSeal seal,
             StagingAllocator staging,
             SideRegistrations registrations,
             DeviceBackend backend,
@@ -71,6 +75,7 @@ public final class PushEngine implements AutoCloseable {
         this.instanceEnds = registrations.onInstanceEnded(layers::instanceEnded);
         this.prefill = new PrefillSide(
                 layers,
+                seal,
                 staging,
                 transfer,
                 link,
@@ -116,6 +121,7 @@ public final class PushEngine implements AutoCloseable {
                 });
         this.decode = new DecodeSide(
                 layers,
+                seal,
                 staging,
                 clock,
                 advertiseAddress,

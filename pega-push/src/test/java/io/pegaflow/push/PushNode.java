@@ -13,6 +13,7 @@ import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
 import io.pegaflow.push.grpc.GrpcDecodeLink;
 import io.pegaflow.push.grpc.PdPushGrpcService;
+import io.pegaflow.push.layout.HandshakeSeal;
 import io.pegaflow.transfer.TransferConfig;
 import io.pegaflow.transfer.TransferEngine;
 import io.pegaflow.transfer.ucx.UcxSharedMemory;
@@ -49,7 +50,7 @@ final class PushNode implements AutoCloseable {
     /** The P2P transfer engine beside the push engine on {@link #poolContext}; else null. */
     private final @Nullable TransferEngine neighbour;
 
-    private PushNode(String transports, PushConfig config, long poolBytes, boolean sharedContext) {
+    private PushNode(String transports, PushConfig config, long poolBytes, boolean sharedContext, HandshakeSeal seal) {
         TransferConfig transferConfig = TransferConfig.of("lo", 2).withTransports(transports);
         poolContext = sharedContext ? UcxSharedMemory.open(transferConfig) : null;
         pool = poolContext == null
@@ -68,6 +69,7 @@ final class PushNode implements AutoCloseable {
         TransferEngine transfer = UcxTransferEngine.open(transferConfig, poolContext, pool.regions(), NanoClock.SYSTEM);
         engine = new PushEngine(
                 config,
+                seal,
                 cache.staging(),
                 cache.sideRegistrations(),
                 backend,
@@ -94,11 +96,16 @@ final class PushNode implements AutoCloseable {
     }
 
     static PushNode start(String transports, PushConfig config) {
-        return new PushNode(transports, config, 64L << 20, false);
+        return new PushNode(transports, config, 64L << 20, false, HandshakeSeal.none());
     }
 
     static PushNode start(String transports, PushConfig config, long poolBytes) {
-        return new PushNode(transports, config, poolBytes, false);
+        return new PushNode(transports, config, poolBytes, false, HandshakeSeal.none());
+    }
+
+    /** A node whose handshakes are sealed with {@code seal} (a cluster credential), and checked against it. */
+    static PushNode start(String transports, PushConfig config, HandshakeSeal seal) {
+        return new PushNode(transports, config, 64L << 20, false, seal);
     }
 
     /**
@@ -106,7 +113,7 @@ final class PushNode implements AutoCloseable {
      * both on that context, as pega-server runs P2P and the push together (decision 0019).
      */
     static PushNode onSharedContext(String transports, PushConfig config) {
-        return new PushNode(transports, config, 64L << 20, true);
+        return new PushNode(transports, config, 64L << 20, true, HandshakeSeal.none());
     }
 
     /** The context that allocated the pool ({@link #onSharedContext}). */

@@ -12,6 +12,7 @@ import io.pegaflow.core.memory.PinnedAllocation;
 import io.pegaflow.proto.ext.push.PushHandshake;
 import io.pegaflow.push.PushView;
 import io.pegaflow.push.layout.Deadlines;
+import io.pegaflow.push.layout.HandshakeSeal;
 import io.pegaflow.push.layout.Handshakes;
 import io.pegaflow.push.layout.PushLayerTable;
 import io.pegaflow.push.layout.RankLayers;
@@ -37,6 +38,7 @@ public final class DecodeSide implements AutoCloseable {
     public static final int MAX_BLOCKS = 131_072;
 
     private final PushLayerTable layers;
+    private final HandshakeSeal seal;
     private final StagingAllocator allocator;
     private final NanoClock clock;
     private final Supplier<String> advertiseAddress;
@@ -74,6 +76,7 @@ public final class DecodeSide implements AutoCloseable {
 
     public DecodeSide(
             PushLayerTable layers,
+            HandshakeSeal seal,
             StagingAllocator allocator,
             NanoClock clock,
             Supplier<String> advertiseAddress,
@@ -84,6 +87,7 @@ public final class DecodeSide implements AutoCloseable {
             AgentGroup agents,
             Admission admission) {
         this.layers = layers;
+        this.seal = seal;
         this.allocator = allocator;
         this.clock = clock;
         this.advertiseAddress = advertiseAddress;
@@ -192,7 +196,15 @@ public final class DecodeSide implements AutoCloseable {
             long id = key.id();
             long[] bases = staging.stream().mapToLong(PinnedAllocation::address).toArray();
             PushHandshake h = Handshakes.build(
-                    advertiseAddress.get(), transferDescriptor, key, tpSize, blocks.length, ranks, bases, layouts);
+                    seal,
+                    advertiseAddress.get(),
+                    transferDescriptor,
+                    key,
+                    tpSize,
+                    blocks.length,
+                    ranks,
+                    bases,
+                    layouts);
             long timeout = Deadlines.bounded(timeoutMs, defaultTimeoutNanos);
             long now = clock.nanoTime();
             receives.put(

@@ -21,8 +21,9 @@ public final class Handshakes {
 
     private Handshakes() {}
 
-    /** The blob for one receive: every rank's staging base and the common per-layer layout. */
+    /** The blob for one receive, sealed by {@code seal}: every rank's staging base and the common per-layer layout. */
     public static PushHandshake build(
+            HandshakeSeal seal,
             String decodeAddress,
             byte[] transferDescriptor,
             ReceiveKey receive,
@@ -52,17 +53,18 @@ public final class Handshakes {
             }
             b.addRanks(t);
         }
-        return b.build();
+        return seal.seal(b.build());
     }
 
     /**
      * Parses a blob and checks it against the prefill rank that will push from it.
      *
      * @return the target of {@code rank}
-     * @throws EngineException INVALID_ARGUMENT for a malformed blob, FAILED_PRECONDITION for unequal TP sizes or a
+     * @throws EngineException INVALID_ARGUMENT for a malformed or (with a cluster credential) unsealed blob,
+     *     FAILED_PRECONDITION for unequal TP sizes or a
      *     layout that differs between prefill and decode
      */
-    public static Parsed parse(byte[] bytes, RankLayers rank, int blocks) {
+    public static Parsed parse(HandshakeSeal seal, byte[] bytes, RankLayers rank, int blocks) {
         if (bytes.length == 0 || bytes.length > MAX_BYTES) {
             throw EngineException.invalidArgument(
                     "handshake: expected 1 to " + MAX_BYTES + " bytes, got " + bytes.length);
@@ -77,6 +79,7 @@ public final class Handshakes {
             throw EngineException.invalidArgument(
                     "handshake: version " + h.getVersion() + ", this server speaks " + VERSION);
         }
+        seal.check(h); // before any address or descriptor in it is read
         if (h.getReceiveId() == 0
                 || h.getDecodeAddress().isBlank()
                 || h.getTransferDescriptor().isEmpty()) {

@@ -11,6 +11,7 @@ import io.pegaflow.core.load.LoadStateSignal;
 import io.pegaflow.core.memory.PinnedAllocation;
 import io.pegaflow.push.PushView;
 import io.pegaflow.push.layout.Deadlines;
+import io.pegaflow.push.layout.HandshakeSeal;
 import io.pegaflow.push.layout.Handshakes;
 import io.pegaflow.push.layout.PushLayerTable;
 import io.pegaflow.push.layout.RankLayers;
@@ -38,6 +39,7 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class PrefillSide implements AutoCloseable {
     private final PushLayerTable layers;
+    private final HandshakeSeal seal;
     private final StagingAllocator staging;
     private final TransferEngine transfer;
     private final NanoClock clock;
@@ -74,6 +76,7 @@ public final class PrefillSide implements AutoCloseable {
 
     public PrefillSide(
             PushLayerTable layers,
+            HandshakeSeal seal,
             StagingAllocator staging,
             TransferEngine transfer,
             DecodeLink link,
@@ -86,6 +89,7 @@ public final class PrefillSide implements AutoCloseable {
             AgentGroup agents,
             Admission admission) {
         this.layers = layers;
+        this.seal = seal;
         this.staging = staging;
         this.transfer = transfer;
         this.clock = clock;
@@ -154,7 +158,7 @@ public final class PrefillSide implements AutoCloseable {
                         + rank.layers().get(0).numBlocks() + " blocks of instance " + instanceId);
             }
         }
-        Handshakes.Parsed parsed = Handshakes.parse(handshake, rank, blocks.length);
+        Handshakes.Parsed parsed = Handshakes.parse(seal, handshake, rank, blocks.length);
         long timeout = Deadlines.bounded(timeoutMs, defaultTimeoutNanos);
         long deadline = clock.nanoTime() + timeout;
         PeerId peer = new PeerId(parsed.handshake().getDecodeAddress());

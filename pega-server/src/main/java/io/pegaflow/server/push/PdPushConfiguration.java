@@ -13,6 +13,8 @@ import io.pegaflow.push.PushStats;
 import io.pegaflow.push.grpc.CallerUid;
 import io.pegaflow.push.grpc.GrpcDecodeLink;
 import io.pegaflow.push.grpc.PdPushGrpcService;
+import io.pegaflow.push.layout.HandshakeSeal;
+import io.pegaflow.server.config.ClusterProperties;
 import io.pegaflow.server.grpc.CallerUids;
 import io.pegaflow.server.grpc.GrpcPort;
 import io.pegaflow.server.metrics.ServerMetric;
@@ -73,6 +75,7 @@ public class PdPushConfiguration {
     @Bean(name = PUSH_BEAN, destroyMethod = "close")
     PushEngine pushEngine(
             PdProperties p,
+            ClusterProperties cluster,
             PegaEngine engine,
             AgentGroup agents,
             GrpcPort port,
@@ -93,8 +96,15 @@ public class PdPushConfiguration {
         UcxSharedMemory shared =
                 poolContext(transfer, poolMemory.getIfAvailable(), rdmaPoolMemory.getIfAvailable(), beans);
         String advertised = p.advertiseAddress();
+        HandshakeSeal seal = HandshakeSeal.of(cluster.token());
+        if (!seal.enabled()) {
+            LOG.warn("P/D push handshakes are not sealed: without pega.cluster.token (the same secret on every server)"
+                    + " a process that holds a handshake can rewrite its staging and UCX worker addresses before"
+                    + " StartPush; set it wherever processes you do not trust reach this server's gRPC port");
+        }
         return new PushEngine(
                 config,
+                seal,
                 engine.staging(),
                 engine.sideRegistrations(),
                 engine.deviceBackend(),

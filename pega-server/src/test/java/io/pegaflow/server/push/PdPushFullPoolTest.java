@@ -160,6 +160,8 @@ class PdPushFullPoolTest {
                         "--pega.device.backend=host",
                         "--pega.pd.enabled=true",
                         "--pega.pd.transports=tcp",
+                        // handshakes sealed and checked between the two servers, as a cluster runs them
+                        "--pega.cluster.token=pd-full-pool-test-cluster-credential",
                         "--logging.level.root=WARN");
         return new Node(c, port);
     }

@@ -34,5 +34,8 @@ class PdPushStartupTest {
                 .startsWith("pega.pd.nics: ")
                 .contains("nosuchnic0")
                 .doesNotContain("pega.rdma");
+        assertThat(failure("--pega.pd.transports=tcp", "--pega.cluster.token=short"))
+                .startsWith("pega.cluster.token: 5 characters (expected: at least 16")
+                .doesNotContain("short");
     }
 }
