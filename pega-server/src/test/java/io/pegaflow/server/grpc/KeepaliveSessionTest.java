@@ -21,19 +21,14 @@ import org.springframework.boot.test.context.SpringBootTest;
 /**
  * The reference client pings every 30 s, also while its Session stream is idle (spec/engine-api.md §13.5). With
  * grpc-java's default server policy such pings earn GOAWAY {@code too_many_pings}, the Session dies and the instance
- * is torn down. This test pings at the fastest rate grpc-java allows (10 s) against a server permitting 5 s, for long
+ * is torn down. This test pings at the fastest rate grpc-java allows (10 s) against the server's shipped policy, for long
  * enough that the default policy would have killed the stream, and checks the Session is still installed.
  */
 @Tag("slow")
 @Timeout(120)
 @SpringBootTest(
         webEnvironment = SpringBootTest.WebEnvironment.NONE,
-        properties = {
-            "spring.grpc.server.port=0",
-            "pega.pool.size=4MB",
-            "pega.device.backend=host",
-            "spring.grpc.server.keep-alive.permit-time=5s"
-        })
+        properties = {"spring.grpc.server.port=0", "pega.pool.size=4MB", "pega.device.backend=host"})
 class KeepaliveSessionTest {
 
     @Autowired
