@@ -52,6 +52,7 @@ public final class MockVllmWorker implements AutoCloseable {
     private final int deviceId;
     private final int ppRank;
     private final int numLayers;
+    private final ConnectorRelease release;
     private final Duration rpcTimeout;
     private final Duration loadTimeout;
     private final List<LayerRegion> layers;
@@ -67,6 +68,7 @@ public final class MockVllmWorker implements AutoCloseable {
         this.deviceId = b.deviceId;
         this.ppRank = b.ppRank;
         this.numLayers = b.numLayers >= 0 ? b.numLayers : layers.size();
+        this.release = b.release;
         this.rpcTimeout = b.rpcTimeout;
         this.loadTimeout = b.loadTimeout;
         this.layers = List.copyOf(layers);
@@ -126,6 +128,11 @@ public final class MockVllmWorker implements AutoCloseable {
         return channel;
     }
 
+    /** The connector release this worker plays ({@link ConnectorRelease#V0_22_4} unless the builder said otherwise). */
+    public ConnectorRelease connector() {
+        return release;
+    }
+
     /** The {@code RegisterContextBatch} request {@link #register()} sends; use {@code toBuilder()} to break it. */
     public RegisterContextRequest registerRequest() {
         RegisterContextRequest.Builder r = RegisterContextRequest.newBuilder()
@@ -146,6 +153,7 @@ public final class MockVllmWorker implements AutoCloseable {
                     .addKvStrideBytes(l.kvStrideBytes())
                     .addSegments(l.segments());
         }
+        release.shape(r, numLayers);
         return r.build();
     }
 
@@ -417,6 +425,7 @@ public final class MockVllmWorker implements AutoCloseable {
         private int ppRank;
         private int numLayers = -1;
         private Duration rpcTimeout = Duration.ofSeconds(30);
+        private ConnectorRelease release = ConnectorRelease.V0_22_4;
         private Duration loadTimeout = ReferenceHarness.LOAD_TIMEOUT;
 
         private Builder(String host, int port) {
@@ -463,6 +472,12 @@ public final class MockVllmWorker implements AutoCloseable {
         }
 
         /** Deadline of each unary RPC the worker's helpers send (the raw {@link #stub()} has none). */
+        /** The connector release to play on the wire (default {@link ConnectorRelease#V0_22_4}). */
+        public Builder connector(ConnectorRelease value) {
+            release = value;
+            return this;
+        }
+
         public Builder rpcTimeout(Duration value) {
             this.rpcTimeout = value;
             return this;

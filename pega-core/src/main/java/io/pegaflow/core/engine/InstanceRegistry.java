@@ -1,6 +1,7 @@
 package io.pegaflow.core.engine;
 
 import io.pegaflow.core.error.EngineException;
+import io.pegaflow.core.instance.Connector;
 import io.pegaflow.core.instance.Instance;
 import io.pegaflow.core.instance.Principal;
 import java.util.ArrayList;
@@ -31,21 +32,47 @@ final class InstanceRegistry {
      * (before its topology is compared, which would tell the caller about it), one with another topology is a
      * mismatch.
      *
-     * @throws EngineException PERMISSION_DENIED (see {@link #notOwner}), FAILED_PRECONDITION {@code "topology
-     *     mismatch: ..."}, RESOURCE_EXHAUSTED when a new one would pass {@code pega.limits.instances}
+     * @throws EngineException PERMISSION_DENIED (see {@link #notOwner}), FAILED_PRECONDITION when {@code connector}
+     *     is of another generation than the instance's, FAILED_PRECONDITION {@code "topology mismatch: ..."},
+     *     RESOURCE_EXHAUSTED when a new one would pass {@code pega.limits.instances}
      */
     Instance getOrCreate(
-            String id, String namespace, int tpSize, int worldSize, int numLayers, Principal caller, int maxInstances) {
+            String id,
+            String namespace,
+            int tpSize,
+            int worldSize,
+            int numLayers,
+            Principal caller,
+            Connector connector,
+            int maxInstances) {
         Instance instance = instances.computeIfAbsent(id, k -> {
             requireRoomForAnother(maxInstances);
-            return new Instance(k, namespace, tpSize, worldSize, numLayers, caller);
+            return new Instance(k, namespace, tpSize, worldSize, numLayers, caller, connector);
         });
         if (!instance.owner().equals(caller)) {
             throw notOwner(id);
         }
-        if (instance.tpSize() != tpSize || instance.worldSize() != worldSize) {
-            throw EngineException.topologyMismatch("instance " + id + " exists with tp=" + instance.tpSize()
-                    + ", world=" + instance.worldSize() + "; requested tp=" + tpSize + ", world=" + worldSize);
+        Connector existing = instance.connector();
+        if (existing.generation() != connector.generation()) {
+            throw EngineException.failedPrecondition("instance " + id + " was registered by a generation "
+                    + existing.generation() + " connector (pegaflow-llm "
+                    + existing.generation().versions()
+                    + ", client_version " + existing.versionText() + "); a generation " + connector.generation()
+                    + " worker (client_version " + connector.versionText() + ") cannot join it: all workers of one"
+                    + " instance must run one connector generation");
+        }
+        boolean pageFirstMatters = !connector.generation().declaresLayerCount();
+        if (instance.tpSize() != tpSize
+                || instance.worldSize() != worldSize
+                || existing.pageFirst() != connector.pageFirst()) {
+            // G0/G1 keep v0.22.4's text; later connectors hear upstream's, which names page_first (d3ed31a).
+            throw EngineException.topologyMismatch(
+                    pageFirstMatters
+                            ? "instance " + id + " exists with tp=" + instance.tpSize() + ", world="
+                                    + instance.worldSize() + ", page_first=" + existing.pageFirst() + "; requested tp="
+                                    + tpSize + ", world=" + worldSize + ", page_first=" + connector.pageFirst()
+                            : "instance " + id + " exists with tp=" + instance.tpSize() + ", world="
+                                    + instance.worldSize() + "; requested tp=" + tpSize + ", world=" + worldSize);
         }
         return instance;
     }

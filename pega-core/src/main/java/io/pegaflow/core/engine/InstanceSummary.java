@@ -1,5 +1,6 @@
 package io.pegaflow.core.engine;
 
+import io.pegaflow.core.instance.ConnectorGeneration;
 import io.pegaflow.core.instance.DeviceContext;
 import io.pegaflow.core.instance.Instance;
 import io.pegaflow.core.instance.LayerRegistration;
@@ -11,6 +12,9 @@ import java.util.List;
  * in which layout. A copy taken at call time; nothing in it reaches back into the engine.
  *
  * @param leases live query leases the instance holds
+ * @param clientVersion the connector's {@code client_version}, {@code <missing>} when it sent none (v0.22.4, 0.22.5)
+ * @param generation the connector generation, {@code G0} to {@code G3} ({@link ConnectorGeneration})
+ * @param sealed whether every worker it waits for registered (always for G0 and G1)
  */
 public record InstanceSummary(
         String id,
@@ -20,7 +24,10 @@ public record InstanceSummary(
         int numLayers,
         int leases,
         boolean detached,
-        List<Device> devices) {
+        List<Device> devices,
+        String clientVersion,
+        String generation,
+        boolean sealed) {
 
     public InstanceSummary {
         devices = List.copyOf(devices);
@@ -50,7 +57,10 @@ public record InstanceSummary(
                 instance.numLayers(),
                 leases,
                 detached,
-                devices);
+                devices,
+                instance.connector().versionText(),
+                instance.connector().generation().name(),
+                instance.isSealed());
     }
 
     private static Device device(DeviceContext device) {

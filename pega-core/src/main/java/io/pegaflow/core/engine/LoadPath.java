@@ -58,6 +58,7 @@ final class LoadPath {
         List<SealedBlock> held = new ArrayList<>();
         try {
             Instance instance = instances.require(instanceId);
+            instance.requireSealed();
             DeviceContext device = DataRequest.device(instance, deviceId);
             int[] targets = consume(instanceId, ids, loads, held);
             DataRequest request = DataRequest.resolve(DataRequest.Op.LOAD, instance, device, tpRank, layerNames);

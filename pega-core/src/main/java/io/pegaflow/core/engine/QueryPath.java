@@ -49,6 +49,7 @@ final class QueryPath {
             throw EngineException.badRequest("req_id must not be empty");
         }
         Instance instance = instances.require(instanceId);
+        instance.requireSealed();
         String namespace = instance.namespace();
         int requested = hashes.size();
         BlockKey[] keyArray = new BlockKey[requested];

@@ -1,5 +1,6 @@
 package io.pegaflow.core.engine;
 
+import io.pegaflow.core.instance.Connector;
 import io.pegaflow.core.instance.Principal;
 import java.util.List;
 import java.util.OptionalInt;
@@ -8,7 +9,8 @@ import java.util.OptionalInt;
  * A RegisterContextBatch request in engine terms. Unsigned wire values are widened to {@code long} so that values
  * above 2^31 are validated instead of wrapping. {@code callerUid} is the calling process's uid when the transport
  * could tell (see {@link io.pegaflow.core.device.Caller}); {@code principal} is who the instance will belong to (see
- * {@link Principal}).
+ * {@link Principal}); {@code connector} is the generation and flags the connector registered with ({@link
+ * Connector#LEGACY} for a v0.22.4 one). {@code numLayers} is 0 when the connector's generation sends none.
  */
 public record RegisterCommand(
         String instanceId,
@@ -26,7 +28,46 @@ public record RegisterCommand(
         long[] kvStrideBytes,
         long[] segments,
         OptionalInt callerUid,
-        Principal principal) {
+        Principal principal,
+        Connector connector) {
+
+    /** A v0.22.4 connector's command. */
+    public RegisterCommand(
+            String instanceId,
+            String namespace,
+            long tpRank,
+            long tpSize,
+            long worldSize,
+            int deviceId,
+            long numLayers,
+            long ppRank,
+            List<String> layerNames,
+            List<byte[]> wrapperBytes,
+            long[] numBlocks,
+            long[] bytesPerBlock,
+            long[] kvStrideBytes,
+            long[] segments,
+            OptionalInt callerUid,
+            Principal principal) {
+        this(
+                instanceId,
+                namespace,
+                tpRank,
+                tpSize,
+                worldSize,
+                deviceId,
+                numLayers,
+                ppRank,
+                layerNames,
+                wrapperBytes,
+                numBlocks,
+                bytesPerBlock,
+                kvStrideBytes,
+                segments,
+                callerUid,
+                principal,
+                Connector.LEGACY);
+    }
 
     /** A command whose principal follows from the uid alone (in-process callers, tests). */
     public RegisterCommand(

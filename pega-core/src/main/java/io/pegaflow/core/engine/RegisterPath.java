@@ -88,6 +88,7 @@ final class RegisterPath {
                     (int) c.worldSize(),
                     (int) c.numLayers(),
                     c.principal(),
+                    c.connector(),
                     maxInstances);
             if (c.tpRank() >= instance.tpSize()) {
                 throw EngineException.invalidArgument(
@@ -97,6 +98,9 @@ final class RegisterPath {
             // every later block of the instance would wait for a slot nobody saves.
             if (instance.device(c.deviceId()) != null) {
                 throw deviceExists(c.deviceId());
+            }
+            if (!c.connector().generation().declaresLayerCount()) {
+                LayerSpaceSeal.check(instance, c, mapped); // the world_size-th worker seals; a failed seal refuses it
             }
             int[] ids = instance.assignLayerIds(c.layerNames());
             Map<String, LayerRegistration> layers = new LinkedHashMap<>();
@@ -144,12 +148,16 @@ final class RegisterPath {
         return EngineException.invalidArgument("GPU context for device " + deviceId + " already exists");
     }
 
-    /** The RPC-boundary checks, in the reference's order with its exact texts. */
+    /**
+     * The RPC-boundary checks, in the reference's order with its exact texts. Connectors that send no
+     * {@code num_layers} (G2, G3) skip the two checks on it: their layer space is what the workers register.
+     */
     private static void validateShape(RegisterCommand c) {
+        boolean declaresLayerCount = c.connector().generation().declaresLayerCount();
         if (c.deviceId() < 0) {
             throw EngineException.badRequest("device_id " + c.deviceId() + " must be >= 0");
         }
-        if (c.numLayers() == 0) {
+        if (declaresLayerCount && c.numLayers() == 0) {
             throw EngineException.badRequest("num_layers must be > 0");
         }
         if (c.tpSize() == 0) {
@@ -171,7 +179,7 @@ final class RegisterPath {
             throw EngineException.badRequest(
                     "all layer arrays must have the same non-zero length (got layer_names=" + n + ")");
         }
-        if (n > c.numLayers()) {
+        if (declaresLayerCount && n > c.numLayers()) {
             throw EngineException.badRequest("layer batch size " + n + " exceeds instance num_layers " + c.numLayers());
         }
         requireAtMost("tp_size", c.tpSize(), InstanceLimits.MAX_TP_SIZE);

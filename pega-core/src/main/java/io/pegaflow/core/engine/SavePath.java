@@ -112,6 +112,7 @@ final class SavePath {
             }
         }
         Instance instance = instances.require(instanceId);
+        instance.requireSealed();
         DeviceContext device = DataRequest.device(instance, deviceId);
         if (device.tpRank() != tpRank || device.ppRank() != ppRank) {
             throw EngineException.invalidArgument("device_id " + deviceId + " is registered for tp_rank "

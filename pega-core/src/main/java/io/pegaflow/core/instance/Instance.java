@@ -15,6 +15,12 @@ import org.jspecify.annotations.Nullable;
  * in the order of the request's {@code layer_names} (the reference used hash-map order, so two instances of one
  * namespace could disagree on which slot is which layer). {@code num_layers} only grows.
  *
+ * <p>The {@link Connector} of the first registration fixes the instance's generation. A generation that declares
+ * {@code num_layers} (G0, G1) serves data calls from its first registration on, as v0.22.4 did; a later one (G2, G3)
+ * sends no layer count, so its layer space is complete only once {@code world_size} workers registered (upstream
+ * {@code pegaflow-core/src/instance.rs} {@code seal_topology}, commit {@code d3ed31a}), and Save, Load and Query wait
+ * for that ({@link #requireSealed}).
+ *
  * <p>Thread-safety: mutations synchronise on the instance; reads go through concurrent maps and volatile fields.
  */
 public final class Instance {
@@ -25,6 +31,7 @@ public final class Instance {
     private final Map<String, Integer> layerIds = new ConcurrentHashMap<>();
     private final Map<Integer, DeviceContext> devices = new ConcurrentHashMap<>();
     private final Principal owner;
+    private final Connector connector;
     private volatile int numLayers;
 
     /** An instance owned by this process (tests, benchmarks). */
@@ -34,7 +41,24 @@ public final class Instance {
 
     /** @param owner the principal of the registration that created it: only it may change the instance */
     public Instance(String id, String namespace, int tpSize, int worldSize, int numLayers, Principal owner) {
+        this(id, namespace, tpSize, worldSize, numLayers, owner, Connector.LEGACY);
+    }
+
+    /**
+     * An instance created by a registration of {@code connector}.
+     *
+     * @param connector the generation and flags of the registration that created it; every later one must agree
+     */
+    public Instance(
+            String id,
+            String namespace,
+            int tpSize,
+            int worldSize,
+            int numLayers,
+            Principal owner,
+            Connector connector) {
         this.id = id;
+        this.connector = connector;
         this.owner = owner;
         this.namespace = namespace;
         this.tpSize = tpSize;
@@ -49,6 +73,28 @@ public final class Instance {
     /** The principal that created the instance; only it registers devices, saves, loads, queries or unregisters. */
     public Principal owner() {
         return owner;
+    }
+
+    public Connector connector() {
+        return connector;
+    }
+
+    /** Whether every worker it waits for registered: always for G0/G1, once {@code world_size} devices did for later. */
+    public boolean isSealed() {
+        return connector.generation().declaresLayerCount() || devices.size() >= worldSize;
+    }
+
+    /**
+     * Refuses a data call (Save, Load, Query) before the layer space is complete.
+     *
+     * @throws EngineException INVALID_ARGUMENT {@code "instance <id> registration incomplete: <n>/<world> workers
+     *     registered"} (upstream's text) while a G2/G3 instance still waits for workers
+     */
+    public void requireSealed() {
+        if (!isSealed()) {
+            throw EngineException.invalidArgument("instance " + id + " registration incomplete: " + devices.size() + "/"
+                    + worldSize + " workers registered");
+        }
     }
 
     public String namespace() {

@@ -1,6 +1,9 @@
 package io.pegaflow.core.journal;
 
 import io.pegaflow.core.engine.RegisterCommand;
+import io.pegaflow.core.instance.Connector;
+import io.pegaflow.core.instance.ConnectorGeneration;
+import io.pegaflow.core.instance.Principal;
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -23,16 +26,19 @@ import java.util.zip.CRC32C;
  *   REGISTER (1) := str instance, str namespace, i64 tpRank, i64 tpSize, i64 worldSize, i32 deviceId,
  *                   i64 numLayers, i64 ppRank, i32 n, n x (str layer, bytes wrapper, i64 numBlocks,
  *                   i64 bytesPerBlock, i64 kvStrideBytes, i64 segments), u8 hasUid, i32 uid
+ *                   [u8 generation, str clientVersion, u8 flags (1 page_first, 2 kernel transfer)]   (version 2)
  *   REMOVE (2)   := str instance
  *   str := i32 length, UTF-8 bytes;  bytes := i32 length, bytes
  * </pre>
  *
  * The version in the header covers every record type and field; a reader refuses a higher one. Within a version, a
  * record that does not parse, fails its CRC or has an unknown type is where the valid journal ends (a torn write).
+ * Version 2 added the connector section of REGISTER; compaction keeps version-1 records as they were, so a REGISTER
+ * without it is a v0.22.4 connector's ({@link Connector#LEGACY}).
  */
 final class JournalFormat {
     static final byte[] MAGIC = "PGFLJRNL".getBytes(StandardCharsets.US_ASCII);
-    static final int VERSION = 1;
+    static final int VERSION = 2;
     static final int HEADER_BYTES = 16;
     static final int RECORD_HEADER_BYTES = 9;
     /** A RegisterContextBatch is at most one gRPC message (64 MB); nothing longer is a real record. */
@@ -40,6 +46,9 @@ final class JournalFormat {
 
     static final byte REGISTER = 1;
     static final byte REMOVE = 2;
+
+    private static final int FLAG_PAGE_FIRST = 1;
+    private static final int FLAG_KERNEL = 2;
 
     private JournalFormat() {}
 
@@ -84,6 +93,11 @@ final class JournalFormat {
             }
             out.writeBoolean(c.callerUid().isPresent());
             out.writeInt(c.callerUid().orElse(0));
+            Connector connector = c.connector();
+            out.writeByte(generationCode(connector.generation()));
+            str(out, connector.clientVersion());
+            out.writeByte(
+                    (connector.pageFirst() ? FLAG_PAGE_FIRST : 0) | (connector.kernelTransfer() ? FLAG_KERNEL : 0));
         } catch (IOException e) {
             throw new UncheckedIOException(e); // a ByteArrayOutputStream does not fail
         }
@@ -123,6 +137,8 @@ final class JournalFormat {
         }
         boolean hasUid = p.get() != 0;
         int uid = p.getInt();
+        OptionalInt callerUid = hasUid ? OptionalInt.of(uid) : OptionalInt.empty();
+        Connector connector = p.hasRemaining() ? readConnector(p) : Connector.LEGACY;
         end(p);
         return new RegisterCommand(
                 instance,
@@ -139,7 +155,32 @@ final class JournalFormat {
                 bytesPerBlock,
                 kvStride,
                 segments,
-                hasUid ? OptionalInt.of(uid) : OptionalInt.empty());
+                callerUid,
+                Principal.of(callerUid, "unknown"),
+                connector);
+    }
+
+    private static Connector readConnector(ByteBuffer p) {
+        ConnectorGeneration generation = switch (p.get()) {
+            case 0 -> ConnectorGeneration.G0;
+            case 1 -> ConnectorGeneration.G1;
+            case 2 -> ConnectorGeneration.G2;
+            case 3 -> ConnectorGeneration.G3;
+            default -> throw new IllegalArgumentException("unknown connector generation");
+        };
+        String version = str(p);
+        int flags = p.get();
+        return new Connector(version, generation, (flags & FLAG_PAGE_FIRST) != 0, (flags & FLAG_KERNEL) != 0);
+    }
+
+    /** The generation's byte in the journal: fixed here, not the enum's declaration order. */
+    private static int generationCode(ConnectorGeneration generation) {
+        return switch (generation) {
+            case G0 -> 0;
+            case G1 -> 1;
+            case G2 -> 2;
+            case G3 -> 3;
+        };
     }
 
     static String readRemove(ByteBuffer p) {

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pegaflow.core.engine.RegisterCommand;
+import io.pegaflow.core.instance.Connector;
+import io.pegaflow.core.instance.ConnectorGeneration;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -76,7 +78,8 @@ class RegistrationJournalTest {
         b.append('|').append(Arrays.toString(c.numBlocks())).append(Arrays.toString(c.bytesPerBlock()));
         b.append(Arrays.toString(c.kvStrideBytes()))
                 .append(Arrays.toString(c.segments()))
-                .append(c.callerUid());
+                .append(c.callerUid())
+                .append(c.connector());
         return b.toString();
     }
 
@@ -107,6 +110,64 @@ class RegistrationJournalTest {
             assertThat(j.recovery().setAside()).isNull();
             assertThat(j.instanceIds()).containsExactly("a", "c");
         }
+    }
+
+    @Test
+    void shouldKeepTheConnectorOfEachRegistration() throws IOException {
+        RegisterCommand base = command("g3", 0, "w", OptionalInt.of(7));
+        Connector g3 = new Connector("0.23.12", ConnectorGeneration.G3, true, true);
+        RegisterCommand withConnector = new RegisterCommand(
+                base.instanceId(),
+                base.namespace(),
+                base.tpRank(),
+                base.tpSize(),
+                base.worldSize(),
+                base.deviceId(),
+                0,
+                base.ppRank(),
+                base.layerNames(),
+                base.wrapperBytes(),
+                base.numBlocks(),
+                base.bytesPerBlock(),
+                base.kvStrideBytes(),
+                base.segments(),
+                base.callerUid(),
+                base.principal(),
+                g3);
+        try (RegistrationJournal j = RegistrationJournal.open(dir())) {
+            j.registered(withConnector);
+        }
+
+        try (RegistrationJournal j = RegistrationJournal.open(dir())) {
+            assertThat(j.recovery().registrations())
+                    .singleElement()
+                    .satisfies(c -> assertThat(c.connector()).isEqualTo(g3));
+        }
+    }
+
+    @Test
+    void shouldReadAVersionOneRegistrationAsTheReferenceConnector() throws IOException {
+        RegisterCommand c = command("old", 0, "w", OptionalInt.empty());
+        byte[] payload = JournalFormat.register(c);
+        // Version 1 ended the record at the caller uid: drop the connector section (generation, empty version, flags).
+        byte[] v1 = Arrays.copyOf(payload, payload.length - 6);
+        ByteBuffer header = ByteBuffer.allocate(JournalFormat.HEADER_BYTES);
+        header.put(JournalFormat.MAGIC).putInt(1).putInt(0);
+        Files.createDirectories(dir());
+        Files.write(file(), concat(header.array(), JournalFormat.frame(JournalFormat.REGISTER, v1)));
+
+        try (RegistrationJournal j = RegistrationJournal.open(dir())) {
+            assertThat(j.recovery().droppedTailBytes()).isZero();
+            assertThat(j.recovery().registrations())
+                    .singleElement()
+                    .satisfies(r -> assertThat(r.connector()).isEqualTo(Connector.LEGACY));
+        }
+    }
+
+    private static byte[] concat(byte[] a, byte[] b) {
+        byte[] out = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
     }
 
     @Test

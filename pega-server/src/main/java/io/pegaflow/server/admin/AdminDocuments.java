@@ -79,7 +79,10 @@ final class AdminDocuments {
             int numLayers,
             int leases,
             boolean detached,
-            List<Device> devices) {
+            List<Device> devices,
+            String clientVersion,
+            String generation,
+            boolean sealed) {
         static Instance of(InstanceSummary s) {
             return new Instance(
                     s.id(),
@@ -98,7 +101,10 @@ final class AdminDocuments {
                                     d.layout(),
                                     d.numBlocks(),
                                     d.bytesPerBlock()))
-                            .toList());
+                            .toList(),
+                    s.clientVersion(),
+                    s.generation(),
+                    s.sealed());
         }
     }
 

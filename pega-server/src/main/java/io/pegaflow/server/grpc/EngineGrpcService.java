@@ -10,6 +10,7 @@ import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.core.engine.QueryOutcome;
 import io.pegaflow.core.engine.RegisterCommand;
 import io.pegaflow.core.error.EngineException;
+import io.pegaflow.core.instance.Connector;
 import io.pegaflow.edge.access.AdminAccess;
 import io.pegaflow.edge.lifecycle.ShutdownCoordinator;
 import io.pegaflow.proto.EngineGrpc;
@@ -73,16 +74,19 @@ class EngineGrpcService extends EngineGrpc.EngineImplBase {
             + " disabled on this listener";
 
     private final PegaEngine engine;
+    private final ConnectorGate gate;
     private final AdminAccess access;
     private final ShutdownCoordinator shutdown;
     private final @Nullable TransferRpcs transfers; // null unless pega.rdma.enabled=true
 
     EngineGrpcService(
             PegaEngine engine,
+            ConnectorGate gate,
             AdminAccess access,
             ShutdownCoordinator shutdown,
             ObjectProvider<TransferRpcs> transfers) {
         this.engine = engine;
+        this.gate = gate;
         this.access = access;
         this.shutdown = shutdown;
         this.transfers = transfers.getIfAvailable();
@@ -102,6 +106,7 @@ class EngineGrpcService extends EngineGrpc.EngineImplBase {
 
     @Override
     public void registerContextBatch(RegisterContextRequest r, StreamObserver<RegisterContextResponse> out) {
+        Connector connector = gate.admit(r);
         CallerIdentity caller = CallerIdentity.current();
         List<byte[]> wrappers = new ArrayList<>(r.getWrapperBytesCount());
         for (ByteString b : r.getWrapperBytesList()) {
@@ -123,15 +128,19 @@ class EngineGrpcService extends EngineGrpc.EngineImplBase {
                 longs(r.getKvStrideBytesList()),
                 unsigned(r.getSegmentsList()),
                 caller.uid(),
-                caller.principal()));
+                caller.principal(),
+                connector));
+        gate.registered(connector);
         LOG.info(
-                "instance {} registered device {} (tp rank {}/{}, {} layers, namespace {})",
+                "instance {} registered device {} (tp rank {}/{}, {} layers, namespace {}, connector {} {})",
                 r.getInstanceId(),
                 r.getDeviceId(),
                 Integer.toUnsignedLong(r.getTpRank()),
                 Integer.toUnsignedLong(r.getTpSize()),
                 r.getLayerNamesCount(),
-                r.getNamespace());
+                r.getNamespace(),
+                connector.generation(),
+                connector.versionText());
         reply(out, RegisterContextResponse.newBuilder().setStatus(OK).build());
     }
 

@@ -18,6 +18,13 @@ public enum ServerMetric implements MetricDescriptor {
     PEGAFLOW_RPC_DURATION(
             MetricType.TIMER, "seconds", "Engine RPC latency by method and status", Labels.RPC, Buckets.RPC),
 
+    // Connectors (docs/compatibility.md)
+    PEGAFLOW_CONNECTOR_REGISTRATIONS(
+            MetricType.COUNTER,
+            "registrations",
+            "RegisterContextBatch calls accepted, by connector generation",
+            Labels.GENERATION),
+
     // Pool, cache, leases (spec/storage.md §7)
     PEGAFLOW_POOL_CAPACITY_BYTES(MetricType.GAUGE, "bytes", "Allocatable pinned pool bytes"),
     PEGAFLOW_POOL_USED_BYTES(MetricType.GAUGE, "bytes", "Pinned pool bytes allocated"),
@@ -154,6 +161,7 @@ public enum ServerMetric implements MetricDescriptor {
         static final List<String> NONE = List.of();
         static final List<String> RPC = List.of("method", "status");
         static final List<String> TIER = List.of("tier");
+        static final List<String> GENERATION = List.of("generation");
         static final List<String> SHARD = List.of("shard", "path");
         static final List<String> KIND = List.of("kind");
         static final List<String> STATUS = List.of("status");

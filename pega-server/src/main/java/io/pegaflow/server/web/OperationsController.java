@@ -2,6 +2,7 @@ package io.pegaflow.server.web;
 
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.pegaflow.core.engine.CleanupResult;
+import io.pegaflow.core.engine.InstanceSummary;
 import io.pegaflow.core.engine.MemoryCleanupResult;
 import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.edge.access.AdminAccess;
@@ -10,8 +11,8 @@ import jakarta.servlet.http.HttpServletRequest;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -53,9 +54,20 @@ class OperationsController {
         return prometheus.scrape();
     }
 
+    /**
+     * The reference's {@code {"instances": [ids]}}, plus {@code connectors}: per instance, the connector version and
+     * generation it registered with (an addition the reference's readers ignore).
+     */
     @GetMapping(path = "/instances", produces = MediaType.APPLICATION_JSON_VALUE)
-    Map<String, List<String>> instances() {
-        return Map.of("instances", engine.instanceIds());
+    Map<String, Object> instances() {
+        Map<String, Map<String, String>> connectors = new TreeMap<>();
+        for (InstanceSummary s : engine.instanceSummaries()) {
+            connectors.put(s.id(), Map.of("client_version", s.clientVersion(), "generation", s.generation()));
+        }
+        Map<String, Object> body = new LinkedHashMap<>(); // the reference's key first
+        body.put("instances", engine.instanceIds());
+        body.put("connectors", connectors);
+        return body;
     }
 
     @PostMapping(path = "/instances/cleanup")

@@ -119,7 +119,7 @@ class AdminAccessTest {
                 HttpResponse<String> instances = post(server, "/instances/cleanup", "Bearer " + TOKEN);
                 assertThat(instances.statusCode()).isEqualTo(200);
                 assertThat(instances.body()).contains("\"removed_instances\":[\"remote-worker\"]");
-                assertThat(get(server, "/instances").body()).isEqualTo("{\"instances\":[]}");
+                assertThat(get(server, "/instances").body()).isEqualTo("{\"instances\":[],\"connectors\":{}}");
 
                 assertShutdownDenied(server, null);
                 assertShutdownDenied(server, "Bearer wrong-token");
