@@ -14,6 +14,9 @@ import io.pegaflow.proto.SaveRequest;
 import io.pegaflow.proto.SaveResponse;
 import io.pegaflow.proto.UnregisterRequest;
 import io.pegaflow.proto.UnregisterResponse;
+import io.pegaflow.proto.compat.GroupedLeaseLoad;
+import io.pegaflow.proto.compat.GroupedLoadRequest;
+import io.pegaflow.proto.compat.LoadGroup;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -211,6 +214,13 @@ public final class MockVllmWorker implements AutoCloseable {
 
     /** As {@link #load(ByteString, List)}, waiting at most {@code timeout} for the load state. */
     public LoadResult load(ByteString lease, List<Integer> blockIds, Duration timeout) {
+        if (release.groupedLoad()) {
+            // As a 0.23.7+ connector loads a dense model: one group of every layer, every target present.
+            return loadGroups(
+                    List.of(GroupedLoads.group(layerNames())),
+                    List.of(GroupedLoads.lease(lease, List.of(GroupedLoads.targets(List.copyOf(blockIds))))),
+                    timeout);
+        }
         LeaseLoad load =
                 LeaseLoad.newBuilder().setLease(lease).addAllBlockIds(blockIds).build();
         return load(List.of(load), layerNames(), timeout);
@@ -227,6 +237,33 @@ public final class MockVllmWorker implements AutoCloseable {
             Status status = Status.OK;
             try {
                 deadlineStub().load(loadRequest(state.name(), loads, layerNames));
+            } catch (StatusRuntimeException e) {
+                status = e.getStatus();
+            }
+            long value = status.isOk() ? state.awaitTerminal(timeout) : state.state();
+            return new LoadResult(status, value, state.name());
+        }
+    }
+
+    /**
+     * Sends one grouped {@code Load} (pegaflow-llm 0.23.7 and later, whatever this worker's release) with a fresh
+     * {@link LoadStateShm}, and reads the outcome as {@link #load(List, List, Duration)} does.
+     */
+    public LoadResult loadGroups(List<LoadGroup> groups, List<GroupedLeaseLoad> loads, Duration timeout) {
+        try (LoadStateShm state = LoadStateShm.create()) {
+            Status status = Status.OK;
+            try {
+                GroupedLoads.call(
+                        channel,
+                        GroupedLoadRequest.newBuilder()
+                                .setInstanceId(instanceId)
+                                .setTpRank(tpRank)
+                                .setDeviceId(deviceId)
+                                .setLoadStateShm(state.name())
+                                .addAllGroups(groups)
+                                .addAllLoads(loads)
+                                .build(),
+                        rpcTimeout);
             } catch (StatusRuntimeException e) {
                 status = e.getStatus();
             }

@@ -16,6 +16,8 @@ import io.pegaflow.core.metrics.EngineCounter;
 import io.pegaflow.core.metrics.EngineMetrics;
 import io.pegaflow.core.plan.RangePlan;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -62,19 +64,132 @@ final class LoadPath {
             DeviceContext device = DataRequest.device(instance, deviceId);
             int[] targets = consume(instanceId, ids, loads, held);
             DataRequest request = DataRequest.resolve(DataRequest.Op.LOAD, instance, device, tpRank, layerNames);
-            LoadTask task = new LoadTask(request, targets, held, signal);
-            if (!task.hasWork()) {
-                signal.succeed();
-                releaseAll(held);
-                return;
-            }
-            device.loadLane().submit(task); // refused: the catch below fails the signal and releases the blocks
+            int[][] targetsByLayer = new int[request.layers().size()][];
+            Arrays.fill(targetsByLayer, targets);
+            submit(device, new LoadTask(request, targetsByLayer, held, signal), signal, held);
         } catch (RuntimeException e) {
-            signal.fail();
-            releaseAll(held);
-            metrics.increment(EngineCounter.LOAD_FAILURES);
-            throw e;
+            fail(signal, held, e);
         }
+    }
+
+    /**
+     * Load in the grouped form of pegaflow-llm 0.23.7 and later, with upstream's checks and texts in upstream's order
+     * ({@code pegaflow-core/src/lib.rs} {@code batch_load_kv_blocks_multi_layer_inner}, commit {@code d3ed31a}): at
+     * least one group, layer names unique across groups, then per lease one target list per group, each as long as
+     * the lease, and a stored block of the slot count the instance expects. An empty group keeps the group indices
+     * aligned and loads nothing; an absent target loads nothing into that group's layers.
+     */
+    void loadGroups(
+            String instanceId,
+            long tpRank,
+            int deviceId,
+            String loadStateShm,
+            List<List<String>> groups,
+            List<GroupedLeaseLoad> loads) {
+        DataRequest.checkDeviceId(deviceId);
+        List<LeaseId> ids = new ArrayList<>(loads.size());
+        for (GroupedLeaseLoad l : loads) {
+            ids.add(LeaseId.parse(l.lease()));
+        }
+        LoadStateSignal signal = LoadStateSignal.attach(loadStateShm);
+        List<SealedBlock> held = new ArrayList<>();
+        try {
+            Instance instance = instances.require(instanceId);
+            instance.requireSealed();
+            DeviceContext device = DataRequest.device(instance, deviceId);
+            if (groups.isEmpty()) {
+                throw EngineException.invalidArgument("load requires at least one layer group");
+            }
+            List<String> names = new ArrayList<>();
+            List<Integer> groupOfLayer = new ArrayList<>();
+            for (int g = 0; g < groups.size(); g++) {
+                for (String name : groups.get(g)) {
+                    names.add(name);
+                    groupOfLayer.add(g);
+                }
+            }
+            if (new HashSet<>(names).size() != names.size()) {
+                throw EngineException.invalidArgument("load layer names must be unique across groups");
+            }
+            DataRequest request = DataRequest.resolve(DataRequest.Op.LOAD, instance, device, tpRank, names);
+            int[][] targetsByGroup = consumeGrouped(instance, groups, ids, loads, held);
+            int[][] targetsByLayer = new int[names.size()][];
+            for (int k = 0; k < targetsByLayer.length; k++) {
+                targetsByLayer[k] = targetsByGroup[groupOfLayer.get(k)];
+            }
+            submit(device, new LoadTask(request, targetsByLayer, held, signal), signal, held);
+        } catch (RuntimeException e) {
+            fail(signal, held, e);
+        }
+    }
+
+    private static void submit(DeviceContext device, LoadTask task, LoadStateSignal signal, List<SealedBlock> held) {
+        if (!task.hasWork()) {
+            signal.succeed();
+            releaseAll(held);
+            return;
+        }
+        device.loadLane().submit(task); // refused: the caller's catch fails the signal and releases the blocks
+    }
+
+    private void fail(LoadStateSignal signal, List<SealedBlock> held, RuntimeException e) {
+        signal.fail();
+        releaseAll(held);
+        metrics.increment(EngineCounter.LOAD_FAILURES);
+        throw e;
+    }
+
+    /**
+     * Takes one share of each lease in order; returns, per group, the destination of every consumed block in
+     * consumption order ({@link GroupedLeaseLoad#ABSENT} where there is none).
+     */
+    private int[][] consumeGrouped(
+            Instance instance,
+            List<List<String>> groups,
+            List<LeaseId> ids,
+            List<GroupedLeaseLoad> loads,
+            List<SealedBlock> held) {
+        int groupCount = groups.size();
+        List<List<int[]>> perGroup = new ArrayList<>(groupCount);
+        for (int g = 0; g < groupCount; g++) {
+            perGroup.add(new ArrayList<>(ids.size()));
+        }
+        int total = 0;
+        int expectedSlots = instance.totalSlots();
+        for (int i = 0; i < ids.size(); i++) {
+            SealedBlock[] blocks = leases.consume(instance.id(), ids.get(i));
+            held.addAll(List.of(blocks));
+            int[][] byGroup = loads.get(i).targetsByGroup();
+            if (byGroup.length != groupCount) {
+                throw EngineException.invalidArgument(
+                        "load group count " + byGroup.length + " does not match layer group count " + groupCount);
+            }
+            for (int g = 0; g < groupCount; g++) {
+                int[] targets = byGroup[g];
+                if (blocks.length != targets.length) {
+                    throw EngineException.invalidArgument("query lease block count " + blocks.length
+                            + " does not match destination block count " + targets.length + " for group " + g);
+                }
+                for (int b = 0; b < targets.length && !groups.get(g).isEmpty(); b++) {
+                    if (targets[b] != GroupedLeaseLoad.ABSENT && blocks[b].slotCount() != expectedSlots) {
+                        throw EngineException.invalidArgument("stored block has " + blocks[b].slotCount()
+                                + " slots but storage group 0 of instance " + instance.id() + " expects "
+                                + expectedSlots + ": namespace is shared by incompatible KV layouts");
+                    }
+                }
+                perGroup.get(g).add(targets);
+            }
+            total += blocks.length;
+        }
+        int[][] out = new int[groupCount][total];
+        for (int g = 0; g < groupCount; g++) {
+            int at = 0;
+            for (int[] targets : perGroup.get(g)) {
+                System.arraycopy(targets, 0, out[g], at, targets.length);
+                at += targets.length;
+            }
+        }
+        return out;
     }
 
     /** Takes one share of each lease in order; returns the destination block id of every consumed block. */
@@ -113,23 +228,24 @@ final class LoadPath {
         private final DataRequest request;
         private final DeviceContext device;
         private final List<LayerRegistration> layers;
-        private final int[] targets;
+        private final int[][] targetsByLayer; // per layer of the request, the destination of each block (< 0: none)
         private final List<SealedBlock> blocks;
         private final LoadStateSignal signal;
 
-        LoadTask(DataRequest request, int[] targets, List<SealedBlock> blocks, LoadStateSignal signal) {
+        LoadTask(DataRequest request, int[][] targetsByLayer, List<SealedBlock> blocks, LoadStateSignal signal) {
             this.request = request;
             this.device = request.device();
             this.layers = request.layers();
-            this.targets = targets;
+            this.targetsByLayer = targetsByLayer;
             this.blocks = new ArrayList<>(blocks);
             this.signal = signal;
         }
 
         /** Whether any (layer, block) pair would copy bytes; skips negative ids and blocks lacking the slot. */
         boolean hasWork() {
-            for (LayerRegistration layer : layers) {
-                int slot = request.slotIndex(layer);
+            for (int k = 0; k < layers.size(); k++) {
+                int slot = request.slotIndex(layers.get(k));
+                int[] targets = targetsByLayer[k];
                 for (int i = 0; i < targets.length; i++) {
                     if (targets[i] >= 0 && blocks.get(i).slot(slot) != null) {
                         return true;
@@ -172,8 +288,10 @@ final class LoadPath {
         }
 
         private RangePlan plan() {
-            RangePlan plan = new RangePlan(targets.length * layers.size()); // pool -> device
-            for (LayerRegistration layer : layers) {
+            RangePlan plan = new RangePlan(blocks.size() * layers.size()); // pool -> device
+            for (int k = 0; k < layers.size(); k++) {
+                LayerRegistration layer = layers.get(k);
+                int[] targets = targetsByLayer[k];
                 int slotIndex = request.slotIndex(layer);
                 long copy = layer.copySegmentBytes();
                 int segments = layer.isSplit() ? 2 : 1;

@@ -11,6 +11,7 @@ import io.pegaflow.core.cache.BlockCache;
 import io.pegaflow.core.cache.EvictedBlocks;
 import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.error.EngineException;
+import io.pegaflow.core.instance.Connector;
 import io.pegaflow.core.instance.DeviceContext;
 import io.pegaflow.core.instance.Instance;
 import io.pegaflow.core.instance.Principal;
@@ -299,6 +300,28 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         ensureOpen();
         detached.touch(instanceId);
         loadPath.load(instanceId, tpRank, deviceId, loadStateShm, layerNames, loads);
+    }
+
+    /**
+     * Load in the grouped form of pegaflow-llm 0.23.7 and later: each group's layers take only that group's targets.
+     * Returns once the copy is queued, as {@link #load} does.
+     */
+    public void loadGroups(
+            String instanceId,
+            long tpRank,
+            int deviceId,
+            String loadStateShm,
+            List<List<String>> groups,
+            List<GroupedLeaseLoad> loads) {
+        ensureOpen();
+        detached.touch(instanceId);
+        loadPath.loadGroups(instanceId, tpRank, deviceId, loadStateShm, groups, loads);
+    }
+
+    /** The connector an instance registered with, or null when no such instance is live. */
+    public @Nullable Connector connectorOf(String instanceId) {
+        Instance instance = instances.get(instanceId);
+        return instance == null ? null : instance.connector();
     }
 
     /** QueryPrefetch (§5.3). */

@@ -1,22 +1,23 @@
 package io.pegaflow.server.grpc;
 
 import com.google.protobuf.ByteString;
+import io.grpc.BindableService;
+import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.pegaflow.core.engine.LayerSave;
-import io.pegaflow.core.engine.LeaseLoad;
 import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.core.engine.QueryOutcome;
 import io.pegaflow.core.engine.RegisterCommand;
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.instance.Connector;
+import io.pegaflow.core.instance.ConnectorGeneration;
 import io.pegaflow.edge.access.AdminAccess;
 import io.pegaflow.edge.lifecycle.ShutdownCoordinator;
 import io.pegaflow.proto.EngineGrpc;
 import io.pegaflow.proto.HealthRequest;
 import io.pegaflow.proto.HealthResponse;
-import io.pegaflow.proto.LoadRequest;
 import io.pegaflow.proto.LoadResponse;
 import io.pegaflow.proto.QueryBlocksForTransferRequest;
 import io.pegaflow.proto.QueryBlocksForTransferResponse;
@@ -42,6 +43,7 @@ import io.pegaflow.proto.ShutdownRequest;
 import io.pegaflow.proto.ShutdownResponse;
 import io.pegaflow.proto.UnregisterRequest;
 import io.pegaflow.proto.UnregisterResponse;
+import io.pegaflow.proto.compat.LoadRequestWire;
 import java.util.ArrayList;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -64,7 +66,7 @@ import org.springframework.stereotype.Service;
  * FAILED_PRECONDITION otherwise.
  */
 @Service
-class EngineGrpcService extends EngineGrpc.EngineImplBase {
+class EngineGrpcService implements EngineGrpc.AsyncService, BindableService {
     private static final Logger LOG = LoggerFactory.getLogger(EngineGrpcService.class);
     private static final ResponseStatus OK =
             ResponseStatus.newBuilder().setOk(true).build();
@@ -102,6 +104,12 @@ class EngineGrpcService extends EngineGrpc.EngineImplBase {
     private static <T> void reply(StreamObserver<T> out, T response) {
         out.onNext(response);
         out.onCompleted();
+    }
+
+    /** Load is bound to {@link #load(LoadRequestWire, StreamObserver)}: its fields are read by generation. */
+    @Override
+    public ServerServiceDefinition bindService() {
+        return LoadBinding.rebind(EngineGrpc.bindService(this), this::load);
     }
 
     @Override
@@ -161,20 +169,29 @@ class EngineGrpcService extends EngineGrpc.EngineImplBase {
         reply(out, SaveResponse.newBuilder().setStatus(OK).build());
     }
 
-    @Override
-    public void load(LoadRequest r, StreamObserver<LoadResponse> out) {
+    /**
+     * Load of every generation: fields 5 and 2 are decoded by the generation the instance registered with (an
+     * instance that is not live decodes as v0.22.4, and the engine then reports it missing).
+     */
+    void load(LoadRequestWire r, StreamObserver<LoadResponse> out) {
         engine.authorize(r.getInstanceId(), CallerIdentity.current().principal());
-        List<LeaseLoad> loads = new ArrayList<>(r.getLoadsCount());
-        for (io.pegaflow.proto.LeaseLoad l : r.getLoadsList()) {
-            loads.add(new LeaseLoad(l.getLease().toByteArray(), ints(l.getBlockIdsList())));
+        Connector connector = engine.connectorOf(r.getInstanceId());
+        ConnectorGeneration generation = connector == null ? ConnectorGeneration.G0 : connector.generation();
+        long tpRank = Integer.toUnsignedLong(r.getTpRank());
+        if (generation.groupedLoad()) {
+            LoadWire.Grouped grouped = LoadWire.grouped(r);
+            engine.loadGroups(
+                    r.getInstanceId(), tpRank, r.getDeviceId(), r.getLoadStateShm(), grouped.groups(), grouped.loads());
+        } else {
+            LoadWire.Legacy legacy = LoadWire.legacy(r, generation);
+            engine.load(
+                    r.getInstanceId(),
+                    tpRank,
+                    r.getDeviceId(),
+                    r.getLoadStateShm(),
+                    legacy.layerNames(),
+                    legacy.loads());
         }
-        engine.load(
-                r.getInstanceId(),
-                Integer.toUnsignedLong(r.getTpRank()),
-                r.getDeviceId(),
-                r.getLoadStateShm(),
-                List.copyOf(r.getLayerNamesList()),
-                loads);
         reply(out, LoadResponse.newBuilder().setStatus(OK).build());
     }
 

@@ -8,6 +8,7 @@ import io.grpc.Status;
 import io.pegaflow.proto.QueryReady;
 import io.pegaflow.testkit.BlockPattern;
 import io.pegaflow.testkit.ConnectorRelease;
+import io.pegaflow.testkit.GroupedLoads;
 import io.pegaflow.testkit.KvLayout;
 import io.pegaflow.testkit.LoadResult;
 import io.pegaflow.testkit.MockVllmWorker;
@@ -17,6 +18,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -27,7 +29,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * Every connector generation over real gRPC, as the testkit's mock workers play them from upstream's source
  * ({@code novitalabs/pegaflow} v0.22.4 to commit {@code d3ed31a}): each alone and all side by side on one server,
- * byte-exact Save → Query → Load round trips, sealing of G2/G3 instances, and the registration gate.
+ * byte-exact Save → Query → Load round trips, sealing of G2/G3 instances, the grouped Load of G3 (absent targets,
+ * block id 0, empty groups, upstream's error texts), and the registration gate.
  */
 @Timeout(120)
 class ConnectorGenerationsTest extends ConformanceSupport {
@@ -36,7 +39,12 @@ class ConnectorGenerationsTest extends ConformanceSupport {
     private static final List<String> LAYERS = List.of("model.layers.0.attn", "model.layers.1.attn");
 
     static Stream<ConnectorRelease> releases() {
-        return Stream.of(ConnectorRelease.V0_22_4, ConnectorRelease.V0_22_8, ConnectorRelease.V0_23_6);
+        return Stream.of(
+                ConnectorRelease.V0_22_4,
+                ConnectorRelease.V0_22_8,
+                ConnectorRelease.V0_23_6,
+                ConnectorRelease.V0_23_12,
+                ConnectorRelease.V0_23_12.withVersion("0.25.1"));
     }
 
     private MockVllmWorker.Builder worker(String id, ConnectorRelease release) {
@@ -86,7 +94,7 @@ class ConnectorGenerationsTest extends ConformanceSupport {
             }
             assertThat(engine.instanceSummaries())
                     .extracting(s -> s.clientVersion() + "/" + s.generation())
-                    .containsExactlyInAnyOrder("<missing>/G0", "0.22.8/G1", "0.23.6/G2");
+                    .containsExactlyInAnyOrder("<missing>/G0", "0.22.8/G1", "0.23.6/G2", "0.23.12/G3", "0.25.1/G3");
         } finally {
             workers.forEach(MockVllmWorker::close);
         }
@@ -150,6 +158,151 @@ class ConnectorGenerationsTest extends ConformanceSupport {
                     "invalid argument: instance holes has incomplete KV registration: layer " + LAYERS.get(1)
                             + " has no owner for tp_rank 1 after all 2 workers registered");
             assertThat(engine.instanceSummaries().get(0).sealed()).isFalse();
+        }
+    }
+
+    @Test
+    void shouldRefuseASealWithInconsistentGeometryAndAWorkerPastTheWorld() {
+        KvLayout other = KvLayout.kvFirst(4, 16, 1, 32, 2);
+        try (MockVllmWorker rank0 = worker("geometry", ConnectorRelease.V0_23_12)
+                        .tp(0, 2)
+                        .worldSize(2)
+                        .deviceId(0)
+                        .build();
+                MockVllmWorker skewed = bareWorker("geometry")
+                        .namespace("ns-geometry")
+                        .connector(ConnectorRelease.V0_23_12)
+                        .tp(1, 2)
+                        .worldSize(2)
+                        .deviceId(1)
+                        .layer(LAYERS.get(0), other)
+                        .layer(LAYERS.get(1), LAYOUT)
+                        .build();
+                MockVllmWorker rank1 = worker("geometry", ConnectorRelease.V0_23_12)
+                        .tp(1, 2)
+                        .worldSize(2)
+                        .deviceId(1)
+                        .build();
+                MockVllmWorker third = worker("geometry", ConnectorRelease.V0_23_12)
+                        .tp(1, 2)
+                        .worldSize(2)
+                        .deviceId(2)
+                        .build()) {
+            rank0.register();
+
+            assertStatus(
+                    skewed::register,
+                    Status.Code.INVALID_ARGUMENT,
+                    "invalid argument: layer " + LAYERS.get(0) + " registered with inconsistent geometry:"
+                            + " bytes_per_block=" + LAYOUT.bytesPerBlock() + " segments=2 vs bytes_per_block="
+                            + other.bytesPerBlock() + " segments=2 on device 1");
+            rank1.register(); // the corrected worker seals the instance
+            assertStatus(
+                    third::register,
+                    Status.Code.INVALID_ARGUMENT,
+                    "invalid argument: instance geometry is already fully registered (2 workers); device 2 cannot"
+                            + " join");
+        }
+    }
+
+    @Test
+    void shouldLoadNothingIntoAbsentTargetsAndTreatBlockZeroAsATarget() {
+        try (MockVllmWorker w = worker("targets", ConnectorRelease.V0_23_12).build()) {
+            w.register();
+            List<ByteString> hashes = BlockPattern.hashes(30, 4);
+            w.fillBlocks(blockIds(4), PATTERN);
+            w.save(blockIds(4), hashes);
+            QueryReady ready = awaitReady("targets", hashes, 4, "targets");
+            w.zeroBlocks(blockIds(4));
+
+            // Leased block 0 -> device block 0, block 1 absent, block 2 -> 2, block 3 absent.
+            LoadResult result = w.loadGroups(
+                    List.of(GroupedLoads.group(LAYERS)),
+                    List.of(GroupedLoads.lease(
+                            ready.getLease(), List.of(GroupedLoads.targets(Arrays.asList(0, null, 2, null))))),
+                    WAIT);
+
+            assertThat(result.succeeded()).isTrue();
+            w.verifyBlocks(List.of(0, 2), PATTERN);
+            w.verifyZeroed(List.of(1, 3));
+        }
+    }
+
+    @Test
+    void shouldKeepGroupIndicesAlignedAcrossAnEmptyGroup() {
+        try (MockVllmWorker w = worker("empty-group", ConnectorRelease.V0_23_12).build()) {
+            w.register();
+            List<ByteString> hashes = BlockPattern.hashes(31, 2);
+            w.fillBlocks(blockIds(2), PATTERN);
+            w.save(blockIds(2), hashes);
+            QueryReady ready = awaitReady("empty-group", hashes, 2, "empty");
+            w.zeroBlocks(blockIds(4));
+
+            // Group 0 has no layers (its targets land nowhere); group 1 puts leased blocks 0, 1 at device 3, 2.
+            LoadResult result = w.loadGroups(
+                    List.of(GroupedLoads.group(List.of()), GroupedLoads.group(LAYERS)),
+                    List.of(GroupedLoads.lease(
+                            ready.getLease(),
+                            List.of(GroupedLoads.targets(List.of(0, 1)), GroupedLoads.targets(List.of(3, 2))))),
+                    WAIT);
+
+            assertThat(result.succeeded()).isTrue();
+            w.verifyZeroed(List.of(0, 1));
+            for (String layer : LAYERS) {
+                BlockPattern slot = PATTERN.forSlot(layer, 0);
+                int b = (int) LAYOUT.bytesPerBlock();
+                assertThat(w.layers().get(LAYERS.indexOf(layer)).memory().readBytes(LAYOUT.rangeOffset(3, 0), b))
+                        .as("K of leased block 0 at device block 3, %s", layer)
+                        .isEqualTo(slot.bytes(0, 0, b));
+            }
+        }
+    }
+
+    @Test
+    void shouldAnswerMalformedGroupedLoadsWithUpstreamTexts() {
+        try (MockVllmWorker w =
+                worker("grouped-errors", ConnectorRelease.V0_23_12).build()) {
+            w.register();
+            List<ByteString> hashes = BlockPattern.hashes(32, 4);
+            w.fillBlocks(blockIds(4), PATTERN);
+            w.save(blockIds(4), hashes);
+            awaitReady("grouped-errors", hashes, 4, "warm");
+
+            assertLoadFails(
+                    w.loadGroups(List.of(), List.of(), WAIT),
+                    "invalid argument: load requires at least one layer group");
+            assertLoadFails(
+                    w.loadGroups(List.of(GroupedLoads.group(LAYERS), GroupedLoads.group(LAYERS)), List.of(), WAIT),
+                    "invalid argument: load layer names must be unique across groups");
+            ByteString lease = scheduler
+                    .queryUntilReady("grouped-errors", hashes, "count", WAIT)
+                    .getLease();
+            assertLoadFails(
+                    w.loadGroups(
+                            List.of(GroupedLoads.group(LAYERS.subList(0, 1)), GroupedLoads.group(LAYERS.subList(1, 2))),
+                            List.of(GroupedLoads.lease(lease, List.of(GroupedLoads.targets(blockIds(4))))),
+                            WAIT),
+                    "invalid argument: load group count 1 does not match layer group count 2");
+            lease = scheduler
+                    .queryUntilReady("grouped-errors", hashes, "short", WAIT)
+                    .getLease();
+            assertLoadFails(
+                    w.loadGroups(
+                            List.of(GroupedLoads.group(LAYERS)),
+                            List.of(GroupedLoads.lease(lease, List.of(GroupedLoads.targets(blockIds(3))))),
+                            WAIT),
+                    "invalid argument: query lease block count 4 does not match destination block count 3 for group 0");
+        }
+    }
+
+    @Test
+    void shouldRefuseALegacyLoadForAGroupedInstance() {
+        try (MockVllmWorker w = worker("wrong-form", ConnectorRelease.V0_23_12).build()) {
+            w.register();
+            // The v0.22.4 form: layer names in field 5.
+            LoadResult result = w.load(List.of(), LAYERS, WAIT);
+            assertThat(result.status().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+            assertThat(result.status().getDescription()).contains("carries layer names");
         }
     }
 
@@ -265,5 +418,10 @@ class ConnectorGenerationsTest extends ConformanceSupport {
                     .contains("\"client_version\":\"0.23.12\"")
                     .contains("\"generation\":\"G3\"");
         }
+    }
+
+    private static void assertLoadFails(LoadResult result, String description) {
+        assertThat(result.status().getCode()).as("%s", result.status()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+        assertThat(result.status().getDescription()).isEqualTo(description);
     }
 }
