@@ -23,6 +23,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -233,16 +234,7 @@ public final class MockVllmWorker implements AutoCloseable {
      * @throws TestkitTimeoutException when the RPC succeeded but the state stayed pending for {@code timeout}
      */
     public LoadResult load(List<LeaseLoad> loads, List<String> layerNames, Duration timeout) {
-        try (LoadStateShm state = LoadStateShm.create()) {
-            Status status = Status.OK;
-            try {
-                deadlineStub().load(loadRequest(state.name(), loads, layerNames));
-            } catch (StatusRuntimeException e) {
-                status = e.getStatus();
-            }
-            long value = status.isOk() ? state.awaitTerminal(timeout) : state.state();
-            return new LoadResult(status, value, state.name());
-        }
+        return withLoadState(timeout, shm -> deadlineStub().load(loadRequest(shm, loads, layerNames)));
     }
 
     /**
@@ -250,20 +242,27 @@ public final class MockVllmWorker implements AutoCloseable {
      * {@link LoadStateShm}, and reads the outcome as {@link #load(List, List, Duration)} does.
      */
     public LoadResult loadGroups(List<LoadGroup> groups, List<GroupedLeaseLoad> loads, Duration timeout) {
-        try (LoadStateShm state = LoadStateShm.create()) {
-            Status status = Status.OK;
-            try {
-                GroupedLoads.call(
+        return withLoadState(
+                timeout,
+                shm -> GroupedLoads.call(
                         channel,
                         GroupedLoadRequest.newBuilder()
                                 .setInstanceId(instanceId)
                                 .setTpRank(tpRank)
                                 .setDeviceId(deviceId)
-                                .setLoadStateShm(state.name())
+                                .setLoadStateShm(shm)
                                 .addAllGroups(groups)
                                 .addAllLoads(loads)
                                 .build(),
-                        rpcTimeout);
+                        rpcTimeout));
+    }
+
+    /** Runs {@code send} with a fresh load state's name; on success waits for its terminal value, else reads it. */
+    private static LoadResult withLoadState(Duration timeout, Consumer<String> send) {
+        try (LoadStateShm state = LoadStateShm.create()) {
+            Status status = Status.OK;
+            try {
+                send.accept(state.name());
             } catch (StatusRuntimeException e) {
                 status = e.getStatus();
             }
