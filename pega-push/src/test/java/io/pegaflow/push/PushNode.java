@@ -83,7 +83,7 @@ final class PushNode implements AutoCloseable {
             server = NettyServerBuilder.forAddress(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
                     .keepAliveTime(30, TimeUnit.SECONDS)
                     .keepAliveTimeout(10, TimeUnit.SECONDS)
-                    .permitKeepAliveTime(10, TimeUnit.SECONDS)
+                    .permitKeepAliveTime(4, TimeUnit.SECONDS)
                     .permitKeepAliveWithoutCalls(true)
                     .addService(new PdPushGrpcService(engine, () -> OptionalInt.of(ProcessUid.current())))
                     .build()

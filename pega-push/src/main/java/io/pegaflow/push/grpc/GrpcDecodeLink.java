@@ -35,7 +35,7 @@ import org.jspecify.annotations.Nullable;
  * every {@link #KEEPALIVE_TIME} and drops the connection when a ping is not answered within {@link #KEEPALIVE_TIMEOUT}:
  * a decode host that vanished without closing its sockets (power loss, a cut cable, a stopped process) then breaks the
  * stream within about 15 s, and the push fails at once instead of at its deadline. Servers permit pings this often
- * ({@code spring.grpc.server.keep-alive.permit-time}, 10 s).
+ * ({@code spring.grpc.server.keep-alive.permit-time}, 4 s).
  */
 public final class GrpcDecodeLink implements DecodeLink, AutoCloseable {
     /** gRPC's lowest client keepalive interval, and what the servers permit. */
