@@ -4,6 +4,7 @@ import com.google.common.util.concurrent.FutureCallback;
 import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.MoreExecutors;
 import com.google.protobuf.ByteString;
+import io.grpc.ClientInterceptor;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.netty.NettyChannelBuilder;
@@ -45,9 +46,15 @@ public final class GrpcDecodeLink implements DecodeLink, AutoCloseable {
 
     private final Map<String, ManagedChannel> channels = new ConcurrentHashMap<>();
     private final long timeoutNanos;
+    private final ClientInterceptor[] interceptors;
 
-    public GrpcDecodeLink(Duration rpcTimeout) {
+    /**
+     * @param interceptors on every channel to a decode server; pega-server adds the cluster credential, which the
+     *     decode server requires on these server-to-server calls when it has one
+     */
+    public GrpcDecodeLink(Duration rpcTimeout, ClientInterceptor... interceptors) {
         this.timeoutNanos = rpcTimeout.toNanos();
+        this.interceptors = interceptors.clone();
     }
 
     private ManagedChannel channel(String address) {
@@ -57,6 +64,7 @@ public final class GrpcDecodeLink implements DecodeLink, AutoCloseable {
                         .usePlaintext()
                         .keepAliveTime(KEEPALIVE_TIME.toNanos(), TimeUnit.NANOSECONDS)
                         .keepAliveTimeout(KEEPALIVE_TIMEOUT.toNanos(), TimeUnit.NANOSECONDS)
+                        .intercept(interceptors)
                         .build());
     }
 

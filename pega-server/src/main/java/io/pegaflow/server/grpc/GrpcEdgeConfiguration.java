@@ -1,12 +1,15 @@
 package io.pegaflow.server.grpc;
 
 import io.grpc.ServerBuilder;
+import io.pegaflow.edge.access.ClusterCredential;
 import io.pegaflow.edge.metrics.CatalogMeters;
 import io.pegaflow.edge.rpc.EdgeInterceptor;
 import io.pegaflow.edge.rpc.InternalErrorLog;
 import io.pegaflow.edge.rpc.RpcMetricsInterceptor;
 import io.pegaflow.proto.EngineGrpc;
+import io.pegaflow.proto.ext.push.PdPushGrpc;
 import io.pegaflow.server.metrics.ServerMetric;
+import java.util.Set;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.grpc.server.ServerBuilderCustomizer;
@@ -39,6 +42,21 @@ class GrpcEdgeConfiguration {
     @Bean
     EdgeInterceptor callerIdentityInterceptor() {
         return CallerIdentity.interceptor();
+    }
+
+    /**
+     * The RPCs servers of one cluster make to each other need the cluster credential when one is configured: the
+     * transfer RPCs take UCX worker addresses and end a peer's locks, the push's end or fail receives.
+     */
+    @Bean
+    EdgeInterceptor clusterCredentialInterceptor(ClusterCredential credential) {
+        return credential.require(Set.of(
+                EngineGrpc.getRdmaHandshakeMethod().getFullMethodName(),
+                EngineGrpc.getQueryBlocksForTransferMethod().getFullMethodName(),
+                EngineGrpc.getReleaseTransferLockMethod().getFullMethodName(),
+                PdPushGrpc.getLayerArrivedMethod().getFullMethodName(),
+                PdPushGrpc.getPushFailedMethod().getFullMethodName(),
+                PdPushGrpc.getWatchReceiveMethod().getFullMethodName()));
     }
 
     /** Works out a connection's {@link CallerIdentity} once, when it is ready. */

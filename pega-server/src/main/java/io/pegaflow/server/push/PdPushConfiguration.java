@@ -6,6 +6,7 @@ import io.pegaflow.core.agent.AgentGroup;
 import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.core.instance.Principal;
+import io.pegaflow.edge.access.ClusterCredential;
 import io.pegaflow.edge.metrics.CatalogMeters;
 import io.pegaflow.push.PushConfig;
 import io.pegaflow.push.PushEngine;
@@ -76,6 +77,7 @@ public class PdPushConfiguration {
     PushEngine pushEngine(
             PdProperties p,
             ClusterProperties cluster,
+            ClusterCredential credential,
             PegaEngine engine,
             AgentGroup agents,
             GrpcPort port,
@@ -96,12 +98,7 @@ public class PdPushConfiguration {
         UcxSharedMemory shared =
                 poolContext(transfer, poolMemory.getIfAvailable(), rdmaPoolMemory.getIfAvailable(), beans);
         String advertised = p.advertiseAddress();
-        HandshakeSeal seal = HandshakeSeal.of(cluster.token());
-        if (!seal.enabled()) {
-            LOG.warn("P/D push handshakes are not sealed: without pega.cluster.token (the same secret on every server)"
-                    + " a process that holds a handshake can rewrite its staging and UCX worker addresses before"
-                    + " StartPush; set it wherever processes you do not trust reach this server's gRPC port");
-        }
+        HandshakeSeal seal = HandshakeSeal.of(cluster.token()); // ClusterConfiguration warns when it is empty
         return new PushEngine(
                 config,
                 seal,
@@ -112,7 +109,7 @@ public class PdPushConfiguration {
                         KEYS,
                         () -> UcxTransferEngine.open(
                                 transfer, shared, engine.pool().regions(), NanoClock.SYSTEM)),
-                new GrpcDecodeLink(p.rpcTimeout()),
+                new GrpcDecodeLink(p.rpcTimeout(), credential.attach()),
                 NanoClock.SYSTEM,
                 agents,
                 () -> advertised.isBlank() ? "127.0.0.1:" + port.port() : advertised);

@@ -1,5 +1,6 @@
 package io.pegaflow.server.transfer;
 
+import io.grpc.ClientInterceptor;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import io.pegaflow.proto.EngineGrpc;
@@ -14,7 +15,13 @@ import java.util.concurrent.TimeUnit;
  */
 final class PeerLinks implements AutoCloseable {
     private final Map<PeerId, ManagedChannel> channels = new ConcurrentHashMap<>();
+    private final ClientInterceptor credential;
     private volatile boolean closed;
+
+    /** @param credential on every call: peers require the cluster credential on the transfer RPCs when they have one */
+    PeerLinks(ClientInterceptor credential) {
+        this.credential = credential;
+    }
 
     EngineGrpc.EngineBlockingStub blocking(PeerId peer, long timeoutNanos) {
         return EngineGrpc.newBlockingStub(channel(peer)).withDeadlineAfter(timeoutNanos, TimeUnit.NANOSECONDS);
@@ -32,6 +39,7 @@ final class PeerLinks implements AutoCloseable {
                 peer,
                 p -> ManagedChannelBuilder.forTarget(target(p.address()))
                         .usePlaintext()
+                        .intercept(credential)
                         .build());
     }
 

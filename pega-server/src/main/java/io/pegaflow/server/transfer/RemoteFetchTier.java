@@ -1,6 +1,7 @@
 package io.pegaflow.server.transfer;
 
 import com.google.protobuf.ByteString;
+import io.grpc.ClientInterceptor;
 import io.grpc.stub.StreamObserver;
 import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.block.BlockKey;
@@ -119,13 +120,14 @@ public final class RemoteFetchTier implements BackingTier {
             String self,
             RdmaProperties settings,
             NanoClock clock,
-            Consumer<PeerId> connected) {
+            Consumer<PeerId> connected,
+            ClientInterceptor credential) {
         this.owners = owners;
         this.transfers = transfers;
         this.self = self;
         this.settings = settings;
         this.clock = clock;
-        this.links = new PeerLinks();
+        this.links = new PeerLinks(credential);
         this.handshakes = new PeerHandshakes(
                 transfers, links, self, settings.connectTimeout().toNanos(), connected);
         AtomicInteger n = new AtomicInteger();

@@ -1,6 +1,7 @@
 package io.pegaflow.server.transfer;
 
 import io.pegaflow.core.agent.NanoClock;
+import io.pegaflow.edge.access.ClusterCredential;
 import io.pegaflow.proto.NodePrefixResult;
 import io.pegaflow.server.internode.MetaserverClient;
 import io.pegaflow.transfer.TransferEngine;
@@ -40,14 +41,19 @@ public class RemoteTierConfiguration {
     @Bean(destroyMethod = "close")
     @Order(TIER_ORDER)
     RemoteFetchTier remoteFetchTier(
-            MetaserverClient metaserver, TransferEngine transfers, RdmaProperties rdma, TransferMeters meters) {
+            MetaserverClient metaserver,
+            TransferEngine transfers,
+            RdmaProperties rdma,
+            TransferMeters meters,
+            ClusterCredential credential) {
         return new RemoteFetchTier(
                 (namespace, hashes) -> owners(metaserver.queryPrefix(namespace, hashes, rdma.rpcTimeout())),
                 transfers,
                 metaserver.advertiseAddr(),
                 rdma,
                 NanoClock.SYSTEM,
-                meters::peerSeen);
+                meters::peerSeen,
+                credential.attach());
     }
 
     private static List<RemoteFetchTier.Owner> owners(List<NodePrefixResult> nodes) {

@@ -80,6 +80,8 @@ class RemotePrefetchTest {
                         "--pega.rdma.nics=lo",
                         "--pega.rdma.transports=tcp",
                         "--pega.rdma.connect-timeout=5s",
+                        // the peers authenticate each other's transfer RPCs, as a cluster runs them
+                        "--pega.cluster.token=remote-prefetch-test-cluster-secret",
                         "--logging.level.root=WARN");
         return new Node(c, port);
     }

@@ -12,6 +12,7 @@ import io.pegaflow.core.block.SlotData;
 import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
+import io.pegaflow.edge.access.ClusterCredential;
 import io.pegaflow.server.config.EngineCustomizer;
 import io.pegaflow.server.grpc.GrpcPort;
 import io.pegaflow.sys.Posix;
@@ -212,7 +213,8 @@ class TransferLockBoundTest {
                 HOST + ":40111",
                 requesterSettings,
                 CLOCK,
-                peer -> {});
+                peer -> {},
+                ClusterCredential.of("").attach());
     }
 
     @AfterEach
