@@ -4,6 +4,9 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.pegaflow.edge.access.AdminAccess;
 import io.pegaflow.edge.access.AdminCallerInterceptor;
 import io.pegaflow.edge.access.AdmissionValve;
+import io.pegaflow.edge.access.BrowserGuardValve;
+import io.pegaflow.edge.access.HostAllowList;
+import io.pegaflow.edge.access.HttpEdgeProperties;
 import io.pegaflow.edge.access.SocketPeerValve;
 import io.pegaflow.edge.lifecycle.ShutdownCoordinator;
 import io.pegaflow.edge.metrics.CatalogMeters;
@@ -14,7 +17,10 @@ import io.pegaflow.edge.rpc.FallbackExceptionHandler;
 import io.pegaflow.edge.rpc.InternalErrorLog;
 import java.time.Clock;
 import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.tomcat.ConfigurableTomcatWebServerFactory;
 import org.springframework.boot.web.server.WebServerFactoryCustomizer;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -33,7 +39,9 @@ import org.springframework.grpc.server.exception.GrpcExceptionHandler;
  * token property.
  */
 @Configuration(proxyBeanMethods = false)
+@EnableConfigurationProperties(HttpEdgeProperties.class)
 public class EdgeConfiguration {
+    private static final Logger LOG = LoggerFactory.getLogger(EdgeConfiguration.class);
 
     /** Uses the app's {@link Clock} bean when it has exactly one (the metaserver does), the system clock otherwise. */
     @Bean
@@ -65,10 +73,25 @@ public class EdgeConfiguration {
                 AdminAccess.isLoopbackBind(environment.getProperty("spring.grpc.server.host", "*")));
     }
 
-    /** Records each request's socket peer, then refuses what the admin rule would refuse before a body is read. */
+    /**
+     * Records each request's socket peer, refuses a foreign Host and a cross-site mutation, then refuses what the admin
+     * rule would refuse; all before a body is read.
+     */
     @Bean
-    WebServerFactoryCustomizer<ConfigurableTomcatWebServerFactory> socketPeerValve(ObjectProvider<AdminAccess> access) {
-        return factory -> factory.addEngineValves(new SocketPeerValve(), new AdmissionValve(access));
+    WebServerFactoryCustomizer<ConfigurableTomcatWebServerFactory> socketPeerValve(
+            ObjectProvider<AdminAccess> access,
+            HttpEdgeProperties http,
+            Environment environment,
+            ObjectProvider<Clock> clock) {
+        HostAllowList hosts = new HostAllowList(http.allowedHosts(), environment.getProperty("server.address"));
+        if (hosts.admitsAny()) {
+            LOG.warn("pega.http.allowed-hosts=*: the HTTP port answers to any Host name, so a web page can reach it"
+                    + " through DNS rebinding; list the names a proxy forwards instead (docs/security.md)");
+        }
+        return factory -> factory.addEngineValves(
+                new SocketPeerValve(),
+                new BrowserGuardValve(hosts, clock.getIfUnique(Clock::systemUTC)),
+                new AdmissionValve(access));
     }
 
     @Bean

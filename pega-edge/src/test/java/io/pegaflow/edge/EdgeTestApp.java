@@ -33,6 +33,7 @@ import org.springframework.context.annotation.Import;
 import org.springframework.grpc.server.exception.GrpcExceptionHandler;
 import org.springframework.grpc.server.lifecycle.GrpcServerStartedEvent;
 import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RestController;
 
 /** A small app on the shared edge: one gRPC service whose methods fail in every way an app's methods can. */
@@ -187,6 +188,12 @@ class EdgeTestApp {
         @GetMapping("/peer")
         String peer(HttpServletRequest request) {
             return "remote=" + request.getRemoteAddr() + " admitted=" + access.permits(request);
+        }
+
+        /** A mutation, for the cross-site rule. */
+        @PostMapping("/mutate")
+        String mutate() {
+            return "mutated";
         }
     }
 }
