@@ -179,7 +179,8 @@ def main():
                 server_t += s
         results.append(row(name, client_t, server_t, count * BS))
         # Drop the blocks again so the pool never evicts under the measurement.
-        urllib.request.urlopen(urllib.request.Request(f"http://{args.http}/cache/memory/cleanup", method="POST"),
+        urllib.request.urlopen(urllib.request.Request(f"http://{args.http}/cache/memory/cleanup", method="POST",
+                                               headers={"X-Pega-Request": "1"}),
                                timeout=30).read()
 
     sess.cancel()

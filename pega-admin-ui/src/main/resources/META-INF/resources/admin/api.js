@@ -8,9 +8,13 @@ export async function getJson(path) {
   return response.json();
 }
 
-/** A mutation; resolves to {ok, status, body} whatever the answer, so the page can show a refusal's own text. */
+/**
+ * A mutation; resolves to {ok, status, body} whatever the answer, so the page can show a refusal's own text. The
+ * X-Pega-Request header makes it a request no page of another site can send: the server refuses mutations without it.
+ */
 export async function post(path) {
-  const response = await fetch(path, { method: 'POST', headers: authHeaders(), cache: 'no-store' });
+  const headers = { ...authHeaders(), 'X-Pega-Request': '1' };
+  const response = await fetch(path, { method: 'POST', headers, cache: 'no-store' });
   const text = await response.text();
   let body = text;
   try { body = JSON.parse(text); } catch (e) { /* the refusal is plain text */ }

@@ -211,6 +211,8 @@ final class E2eScenario {
             HttpResponse<String> r = HttpClient.newHttpClient()
                     .send(
                             HttpRequest.newBuilder(URI.create(url))
+                                    // the server refuses a mutation that a web page could send (docs/security.md)
+                                    .header("X-Pega-Request", "1")
                                     .POST(HttpRequest.BodyPublishers.noBody())
                                     .timeout(Duration.ofSeconds(30))
                                     .build(),

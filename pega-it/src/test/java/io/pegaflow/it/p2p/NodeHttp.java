@@ -51,6 +51,7 @@ final class NodeHttp {
                 HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + node.localHttp() + path))
                         .timeout(Duration.ofSeconds(30))
                         .header("Authorization", "Bearer " + ADMIN_TOKEN)
+                        .header("X-Pega-Request", "1")
                         .POST(HttpRequest.BodyPublishers.noBody())
                         .build(),
                 HttpResponse.BodyHandlers.ofString());

@@ -2,6 +2,7 @@ package io.pegaflow.server.startup;
 
 import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.core.ssd.SsdStore;
+import io.pegaflow.edge.EdgeConfiguration;
 import io.pegaflow.server.PegaServerApplication;
 import io.pegaflow.server.config.PegaProperties;
 import io.pegaflow.server.grpc.GrpcPort;
@@ -22,7 +23,8 @@ class StartupConfiguration {
 
     @Bean
     static UnknownPropertiesCheck unknownPropertiesCheck() {
-        return new UnknownPropertiesCheck(PegaServerApplication.class.getPackageName());
+        return new UnknownPropertiesCheck(
+                PegaServerApplication.class.getPackageName(), EdgeConfiguration.class.getPackageName());
     }
 
     @Bean

@@ -64,7 +64,10 @@ final class StartupSummary implements SmartApplicationListener {
     @Override
     public void onApplicationEvent(ApplicationEvent event) {
         if (event instanceof ApplicationReadyEvent) {
-            LOG.info("pega-server ready\n{}", String.join("\n", lines()));
+            // one placeholder per line: an argument's line breaks are escaped in the log (decision 0023), the
+            // template's not
+            List<String> lines = lines();
+            LOG.info("pega-server ready" + "\n{}".repeat(lines.size()), lines.toArray());
         } else if (event instanceof ContextClosedEvent) {
             LOG.info(
                     "pega-server stopping: gRPC drains for up to {}, then instances are torn down, the SSD tier (if"

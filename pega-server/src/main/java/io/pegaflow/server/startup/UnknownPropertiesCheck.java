@@ -35,12 +35,13 @@ import org.springframework.util.ClassUtils;
 final class UnknownPropertiesCheck implements BeanFactoryPostProcessor, EnvironmentAware, PriorityOrdered {
     private static final ConfigurationPropertyName ROOT = ConfigurationPropertyName.of("pega");
 
-    private final String basePackage;
+    private final List<String> basePackages;
     // Null until Spring calls setEnvironment (EnvironmentAware), which it does before postProcessBeanFactory.
     private @Nullable Environment environment;
 
-    UnknownPropertiesCheck(String basePackage) {
-        this.basePackage = basePackage;
+    /** @param basePackages the app's own package and the shared edge's, whose records the app also binds */
+    UnknownPropertiesCheck(String... basePackages) {
+        this.basePackages = List.of(basePackages);
     }
 
     @Override
@@ -57,7 +58,7 @@ final class UnknownPropertiesCheck implements BeanFactoryPostProcessor, Environm
     public void postProcessBeanFactory(ConfigurableListableBeanFactory beanFactory) {
         check(
                 Objects.requireNonNull(environment, "setEnvironment was not called before postProcessBeanFactory"),
-                knownKeys(basePackage, beanFactory.getBeanClassLoader()));
+                knownKeys(basePackages, beanFactory.getBeanClassLoader()));
     }
 
     /** @throws StartupCheckException naming the first unknown key, its value and origin, and the key it resembles */
@@ -101,22 +102,26 @@ final class UnknownPropertiesCheck implements BeanFactoryPostProcessor, Environm
                 && StandardEnvironment.SYSTEM_PROPERTIES_PROPERTY_SOURCE_NAME.equals(ps.getName()));
     }
 
-    /** Keys of every {@code @ConfigurationProperties} record under {@code basePackage}. */
-    static PropertyKeys knownKeys(String basePackage, @Nullable ClassLoader loader) {
+    /** Keys of every {@code @ConfigurationProperties} record under {@code basePackages}. */
+    static PropertyKeys knownKeys(List<String> basePackages, @Nullable ClassLoader loader) {
         ClassPathScanningCandidateComponentProvider scanner = new ClassPathScanningCandidateComponentProvider(false);
         scanner.addIncludeFilter(new AnnotationTypeFilter(ConfigurationProperties.class));
         PropertyKeys keys = new PropertyKeys();
-        scanner.findCandidateComponents(basePackage).forEach(candidate -> {
-            Class<?> type = ClassUtils.resolveClassName(
-                    Objects.requireNonNull(candidate.getBeanClassName(), "a scanned candidate has its class name"),
-                    loader);
-            ConfigurationProperties a = type.getAnnotation(ConfigurationProperties.class);
-            String prefix = a.prefix().isEmpty() ? a.value() : a.prefix();
-            if (!type.isRecord()) {
-                throw new IllegalStateException(type + ": properties must be records, so their keys can be checked");
-            }
-            keys.add(prefix, type);
-        });
+        basePackages.stream()
+                .flatMap(p -> scanner.findCandidateComponents(p).stream())
+                .forEach(candidate -> {
+                    Class<?> type = ClassUtils.resolveClassName(
+                            Objects.requireNonNull(
+                                    candidate.getBeanClassName(), "a scanned candidate has its class name"),
+                            loader);
+                    ConfigurationProperties a = type.getAnnotation(ConfigurationProperties.class);
+                    String prefix = a.prefix().isEmpty() ? a.value() : a.prefix();
+                    if (!type.isRecord()) {
+                        throw new IllegalStateException(
+                                type + ": properties must be records, so their keys can be checked");
+                    }
+                    keys.add(prefix, type);
+                });
         return keys;
     }
 }

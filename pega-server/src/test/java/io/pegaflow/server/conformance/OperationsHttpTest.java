@@ -41,6 +41,7 @@ class OperationsHttpTest extends ConformanceSupport {
         return HTTP.send(
                 HttpRequest.newBuilder(uri(path))
                         .timeout(WAIT)
+                        .header("X-Pega-Request", "1")
                         .POST(HttpRequest.BodyPublishers.noBody())
                         .build(),
                 HttpResponse.BodyHandlers.ofString());

@@ -2,7 +2,9 @@ package io.pegaflow.server.startup;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.pegaflow.edge.EdgeConfiguration;
 import io.pegaflow.server.PegaServerApplication;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
@@ -11,7 +13,8 @@ import org.springframework.boot.context.properties.source.ConfigurationPropertyN
 @Timeout(30)
 class PropertyKeysTest {
     private static final PropertyKeys KEYS = UnknownPropertiesCheck.knownKeys(
-            PegaServerApplication.class.getPackageName(), PropertyKeysTest.class.getClassLoader());
+            List.of(PegaServerApplication.class.getPackageName(), EdgeConfiguration.class.getPackageName()),
+            PropertyKeysTest.class.getClassLoader());
 
     private static boolean known(String name) {
         return KEYS.isKnown(ConfigurationPropertyName.of(name));
@@ -22,6 +25,7 @@ class PropertyKeysTest {
         assertThat(known("pega.pool.size")).isTrue();
         assertThat(known("pega.pool.hint-value-size")).isTrue();
         assertThat(known("pega.ssd.verify-on-start")).isTrue();
+        assertThat(known("pega.http.allowed-hosts[0]")).isTrue(); // the shared edge's record
         assertThat(known("pega.metaserver.advertise-addr")).isTrue();
         assertThat(known("pega.admin.token")).isTrue();
     }
