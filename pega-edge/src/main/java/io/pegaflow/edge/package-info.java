@@ -8,7 +8,9 @@
  *       exception types;
  *   <li>{@link io.pegaflow.edge.metrics}: the contract of an app's metric catalog, the registrar that builds meters
  *       only from catalog entries, and the read-only view an admin API serves;
- *   <li>{@link io.pegaflow.edge.access}: the one admin-access rule (loopback socket peer, or the bearer token);
+ *   <li>{@link io.pegaflow.edge.access}: the one admin-access rule (loopback socket peer, or the bearer token), and
+ *       the guard that keeps web pages from driving the HTTP port (Host allow-list, no cross-site mutation);
+ *   <li>{@link io.pegaflow.edge.log}: log lines no client can forge (every log argument escaped and bounded);
  *   <li>{@link io.pegaflow.edge.lifecycle}: the one place that ends the process.
  * </ul>
  *
