@@ -67,14 +67,7 @@ public final class BrowserGuardValve extends ValveBase {
     }
 
     private void logOnce(CrossSiteRule.Refusal refusal, Request request) {
-        long now = clock.millis();
-        Long last = lastLogged.get(refusal.kind());
-        if (last != null && now - last < LOG_INTERVAL_MILLIS) {
-            return;
-        }
-        if (last == null
-                ? lastLogged.putIfAbsent(refusal.kind(), now) == null
-                : lastLogged.replace(refusal.kind(), last, now)) {
+        if (firstInInterval(refusal.kind())) {
             LOG.warn(
                     "refused {} {} from {}: {} (logged once a minute per kind of refusal)",
                     LogSafe.of(request.getMethod()),
@@ -82,5 +75,15 @@ public final class BrowserGuardValve extends ValveBase {
                     request.getPeerAddr(),
                     LogSafe.of(refusal.message()));
         }
+    }
+
+    /** Whether a refusal of this kind is the first in its minute; exactly one caller wins a race for it. */
+    boolean firstInInterval(String kind) {
+        long now = clock.millis();
+        Long last = lastLogged.get(kind);
+        if (last != null && now - last < LOG_INTERVAL_MILLIS) {
+            return false;
+        }
+        return last == null ? lastLogged.putIfAbsent(kind, now) == null : lastLogged.replace(kind, last, now);
     }
 }
