@@ -15,6 +15,7 @@ import io.pegaflow.push.prefill.DecodeLink;
 import io.pegaflow.push.prefill.PrefillSide;
 import io.pegaflow.transfer.TransferEngine;
 import java.util.List;
+import java.util.OptionalInt;
 import java.util.function.Supplier;
 
 /**
@@ -184,12 +185,13 @@ public final class PushEngine implements AutoCloseable {
     /** PrepareReceive by {@code caller}, who must own the instance's push layers. */
     public DecodeSide.Prepared prepareReceive(
             Principal caller,
+            OptionalInt callerUid,
             String instanceId,
             String requestId,
             List<Long> blockIds,
             List<String> loadStateShm,
             long timeoutMs) {
-        return decode.prepare(caller, instanceId, requestId, blockIds, loadStateShm, timeoutMs);
+        return decode.prepare(caller, callerUid, instanceId, requestId, blockIds, loadStateShm, timeoutMs);
     }
 
     /** CancelReceive by {@code caller}, who must have prepared the receive. */
@@ -200,6 +202,7 @@ public final class PushEngine implements AutoCloseable {
     /** StartPush by {@code caller}, who must own the instance's push layers; returns the push id. */
     public long startPush(
             Principal caller,
+            OptionalInt callerUid,
             String instanceId,
             int tpRank,
             String requestId,
@@ -209,7 +212,16 @@ public final class PushEngine implements AutoCloseable {
             String pushStateShm,
             long timeoutMs) {
         return prefill.start(
-                caller, instanceId, tpRank, requestId, handshake, blockIds, layerReadyShm, pushStateShm, timeoutMs);
+                caller,
+                callerUid,
+                instanceId,
+                tpRank,
+                requestId,
+                handshake,
+                blockIds,
+                layerReadyShm,
+                pushStateShm,
+                timeoutMs);
     }
 
     /** LayerArrived, from a prefill server holding the receive's secret. */

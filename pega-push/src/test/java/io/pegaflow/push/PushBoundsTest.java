@@ -30,6 +30,9 @@ import org.junit.jupiter.api.Timeout;
 class PushBoundsTest {
     private static final Principal OWNER = Principal.inProcess();
     private static final Principal TENANT = Principal.uid(1_000_002);
+    /** The uid the objects are created by (this process's): the owner check of shm names passes. */
+    private static final OptionalInt ME = OptionalInt.of(ProcessUid.current());
+
     private static final Duration RPC = Duration.ofSeconds(10);
     /** Four slots, two per principal; receives time out after a second. */
     private static final PushConfig CONFIG = new PushConfig(
@@ -86,18 +89,18 @@ class PushBoundsTest {
     @Test
     void shouldLeaveOtherTenantsTheirShareWhenOneHoldsItsOwn() {
         for (int i = 0; i < 2; i++) {
-            node.engine.prepareReceive(TENANT, "tenant-dc", "t" + i, List.of(1L), List.of(state()), 600_000);
+            node.engine.prepareReceive(TENANT, ME, "tenant-dc", "t" + i, List.of(1L), List.of(state()), 600_000);
         }
-        assertThatThrownBy(() ->
-                        node.engine.prepareReceive(TENANT, "tenant-dc", "t2", List.of(1L), List.of(state()), 600_000))
+        assertThatThrownBy(() -> node.engine.prepareReceive(
+                        TENANT, ME, "tenant-dc", "t2", List.of(1L), List.of(state()), 600_000))
                 .isInstanceOfSatisfying(EngineException.class, e -> {
                     assertThat(e.kind()).isEqualTo(EngineException.Kind.RESOURCE_EXHAUSTED);
                     assertThat(e.getMessage()).contains("pega.pd.max-requests-per-principal is 2");
                 });
-        node.engine.prepareReceive(OWNER, "owner-dc", "o0", List.of(1L), List.of(state()), 600_000);
-        node.engine.prepareReceive(OWNER, "owner-dc", "o1", List.of(1L), List.of(state()), 600_000);
+        node.engine.prepareReceive(OWNER, ME, "owner-dc", "o0", List.of(1L), List.of(state()), 600_000);
+        node.engine.prepareReceive(OWNER, ME, "owner-dc", "o1", List.of(1L), List.of(state()), 600_000);
         assertThatThrownBy(() ->
-                        node.engine.prepareReceive(OWNER, "owner-dc", "o2", List.of(1L), List.of(state()), 600_000))
+                        node.engine.prepareReceive(OWNER, ME, "owner-dc", "o2", List.of(1L), List.of(state()), 600_000))
                 .isInstanceOfSatisfying(
                         EngineException.class, e -> assertThat(e.getMessage()).contains("pega.pd.max-requests"));
     }
@@ -107,10 +110,10 @@ class PushBoundsTest {
         String name = state();
         LoadStateShm s = states.get(0);
         // 2^64 - 1 ms on the wire: the receive still ends at pega.pd.receive-timeout, and its slot comes back
-        node.engine.prepareReceive(OWNER, "owner-dc", "forever", List.of(1L), List.of(name), -1L);
+        node.engine.prepareReceive(OWNER, ME, "owner-dc", "forever", List.of(1L), List.of(name), -1L);
         assertThat(s.awaitTerminal(Duration.ofSeconds(20))).isEqualTo(LoadStateShm.FAILURE);
         for (int i = 0; i < 2; i++) {
-            node.engine.prepareReceive(OWNER, "owner-dc", "again" + i, List.of(1L), List.of(state()), 0);
+            node.engine.prepareReceive(OWNER, ME, "owner-dc", "again" + i, List.of(1L), List.of(state()), 0);
         }
     }
 

@@ -3,12 +3,14 @@ package io.pegaflow.push;
 import static io.pegaflow.push.PushFixture.LAYERS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.google.protobuf.ByteString;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.NettyChannelBuilder;
+import io.pegaflow.core.device.ProcessUid;
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.instance.Principal;
 import io.pegaflow.proto.ext.push.LayerArrivedRequest;
@@ -19,9 +21,12 @@ import io.pegaflow.proto.ext.push.PushHandshake;
 import io.pegaflow.proto.ext.push.WatchReceiveRequest;
 import io.pegaflow.testkit.LayerReadyShm;
 import io.pegaflow.testkit.LoadStateShm;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Iterator;
 import java.util.List;
+import java.util.OptionalInt;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -62,13 +67,20 @@ class PushCapabilityTest extends PushContract {
                 LayerReadyShm ready = LayerReadyShm.create(LAYERS)) {
             assertRefused(
                     () -> decodeNode.engine.prepareReceive(
-                            STRANGER, "decode-0", "steal-d", blocks, List.of(loadState.name()), 10_000),
+                            STRANGER,
+                            OptionalInt.of(ProcessUid.current()),
+                            "decode-0",
+                            "steal-d",
+                            blocks,
+                            List.of(loadState.name()),
+                            10_000),
                     EngineException.Kind.PERMISSION_DENIED);
             PrepareReceiveResponse prepared =
                     decodeClient.prepareReceive("decode-0", "own-d", blocks, List.of(loadState.name()), RPC);
             assertRefused(
                     () -> prefillNode.engine.startPush(
                             STRANGER,
+                            OptionalInt.of(ProcessUid.current()),
                             "prefill-0",
                             0,
                             "steal-p",
@@ -86,6 +98,31 @@ class PushCapabilityTest extends PushContract {
             decodeNode.engine.cancelReceive(OWNER, prepared.getReceiveId());
             assertThat(loadState.awaitTerminal(Duration.ofSeconds(10))).isEqualTo(LoadStateShm.FAILURE);
         }
+    }
+
+    @Test
+    void shouldRefuseAnotherUsersShmObjectAndMalformedNamesBeforeOpeningThem() throws Exception {
+        List<Long> blocks = PushFixture.blocks(1);
+        for (String bad : List.of("", "/", "..", "../../etc/passwd", "a/b", "x".repeat(251))) {
+            assertThatThrownBy(() -> decodeClient.prepareReceive("decode-0", "bad-d", blocks, List.of(bad), RPC))
+                    .as("load_state_shm '%s'", bad)
+                    .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+                        assertThat(e.getStatus().getDescription()).startsWith("invalid argument: load_state_shm: ");
+                    });
+        }
+        assumeTrue(ProcessUid.current() == 0, "handing an object to another user needs root (as CI runs)");
+        try (LoadStateShm foreign = LoadStateShm.create()) {
+            Files.setAttribute(Path.of("/dev/shm", foreign.name().replaceFirst("^/", "")), "unix:uid", 4242);
+            assertThatThrownBy(() ->
+                            decodeClient.prepareReceive("decode-0", "foreign-d", blocks, List.of(foreign.name()), RPC))
+                    .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
+                        assertThat(e.getStatus().getDescription()).contains("belongs to another user");
+                    });
+            assertThat(foreign.state()).as("nothing was written into it").isEqualTo(LoadStateShm.PENDING);
+        }
+        assertThat(decodeNode.engine.view().receivesInFlight()).isZero();
     }
 
     @Test

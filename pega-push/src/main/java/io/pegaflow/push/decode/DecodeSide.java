@@ -18,11 +18,13 @@ import io.pegaflow.push.layout.PushLayerTable;
 import io.pegaflow.push.layout.RankLayers;
 import io.pegaflow.push.layout.ReceiveKey;
 import io.pegaflow.push.layout.StagingLayout;
+import io.pegaflow.push.signal.ShmObjects;
 import java.security.SecureRandom;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongConsumer;
@@ -140,6 +142,7 @@ public final class DecodeSide implements AutoCloseable {
      */
     public Prepared prepare(
             Principal caller,
+            OptionalInt callerUid,
             String instanceId,
             String requestId,
             List<Long> blockIds,
@@ -190,7 +193,7 @@ public final class DecodeSide implements AutoCloseable {
                 layouts.add(layout);
                 staging.add(allocator.allocate(
                         "receive staging of instance " + instanceId + " rank " + r, layout.totalBytes()));
-                signals.add(LoadStateSignal.attach(loadStateShm.get(r)));
+                signals.add(ShmObjects.attachState("load_state_shm", loadStateShm.get(r), callerUid));
             }
             ReceiveKey key = ReceiveKey.of(newId(), random);
             long id = key.id();

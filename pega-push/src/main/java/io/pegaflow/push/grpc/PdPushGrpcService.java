@@ -65,6 +65,7 @@ public final class PdPushGrpcService extends PdPushGrpc.PdPushImplBase {
         call(out, () -> {
             DecodeSide.Prepared p = engine.prepareReceive(
                     callerUid.principal(),
+                    callerUid.current(),
                     r.getInstanceId(),
                     r.getRequestId(),
                     r.getBlockIdsList(),
@@ -90,6 +91,7 @@ public final class PdPushGrpcService extends PdPushGrpc.PdPushImplBase {
         call(out, () -> {
             long id = engine.startPush(
                     callerUid.principal(),
+                    callerUid.current(),
                     r.getInstanceId(),
                     r.getTpRank(),
                     r.getRequestId(),

@@ -17,6 +17,7 @@ import io.pegaflow.push.layout.PushLayerTable;
 import io.pegaflow.push.layout.RankLayers;
 import io.pegaflow.push.layout.StagingLayout;
 import io.pegaflow.push.signal.LayerReadySignal;
+import io.pegaflow.push.signal.ShmObjects;
 import io.pegaflow.transfer.PeerId;
 import io.pegaflow.transfer.TransferEngine;
 import io.pegaflow.transfer.TransferException;
@@ -25,6 +26,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -137,6 +139,7 @@ public final class PrefillSide implements AutoCloseable {
      */
     public long start(
             Principal caller,
+            OptionalInt callerUid,
             String instanceId,
             int tpRank,
             String requestId,
@@ -173,8 +176,8 @@ public final class PrefillSide implements AutoCloseable {
                         "instance " + instanceId + " rank " + tpRank + " was re-registered meanwhile; retry");
             }
             undo.add(rank::release);
-            LoadStateSignal state = LoadStateSignal.attach(pushStateShm);
-            LayerReadySignal ready = LayerReadySignal.open(layerReadyShm, rank.layerCount());
+            LoadStateSignal state = ShmObjects.attachState("push_state_shm", pushStateShm, callerUid);
+            LayerReadySignal ready = ShmObjects.openReady(layerReadyShm, rank.layerCount(), callerUid);
             undo.add(ready);
             PinnedAllocation buffer =
                     staging.allocate("push staging of instance " + instanceId + " rank " + tpRank, layout.totalBytes());
