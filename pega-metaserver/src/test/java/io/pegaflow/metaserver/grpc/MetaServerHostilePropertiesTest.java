@@ -18,32 +18,24 @@ import io.pegaflow.proto.MetaServerGrpc;
 import io.pegaflow.proto.QueryPrefixBlocksRequest;
 import io.pegaflow.proto.RemoveBlockHashesRequest;
 import io.pegaflow.proto.UnregisterNodeRequest;
+import io.pegaflow.testkit.hostile.HostileCases;
+import io.pegaflow.testkit.hostile.HostileValues;
 import java.io.IOException;
-import java.lang.reflect.Method;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
-import org.instancio.Instancio;
 import org.instancio.Random;
-import org.instancio.Select;
-import org.instancio.generator.Generator;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.extension.ExtensionContext;
-import org.junit.jupiter.api.extension.LifecycleMethodExecutionExceptionHandler;
-import org.junit.jupiter.api.extension.TestExecutionExceptionHandler;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -63,17 +55,13 @@ import org.junit.jupiter.params.provider.MethodSource;
  * -Dpega.hostile.seed=<seed>}; the same seed draws the same cases in the same order. There is no shrinking: the
  * generators stay small and bounded so a failing case is readable.
  */
-@ExtendWith(MetaServerHostilePropertiesTest.SeedInFailure.class)
+@ExtendWith(HostileCases.SeedInFailure.class)
 class MetaServerHostilePropertiesTest {
     /** Cases per heartbeat and unregister property: the 80 tries they ran with before decision 0020. */
     static final int SESSION_TRIES = 80;
 
     /** Cases per insert, remove and query property: the 100 tries they ran with before decision 0020. */
     static final int TRIES = 100;
-
-    /** The run's seed: {@code -Dpega.hostile.seed=<long>} replays a run, otherwise a new one each run. */
-    static final long SEED =
-            Long.getLong("pega.hostile.seed", ThreadLocalRandom.current().nextLong());
 
     private static final String VICTIM_NODE = "10.77.0.1:50055";
     private static final UUID VICTIM_ID = UUID.randomUUID();
@@ -147,8 +135,8 @@ class MetaServerHostilePropertiesTest {
     /** Any string up to 300 units, an arbitrary host with any int port, a valid address, the victim's, or empty. */
     static String node(Random r) {
         return switch (r.intRange(0, 4)) {
-            case 0 -> Arb.string(r, 300);
-            case 1 -> Arb.string(r, 40) + ":" + Arb.anyInt(r);
+            case 0 -> HostileValues.string(r, 300);
+            case 1 -> HostileValues.string(r, 40) + ":" + HostileValues.anyInt(r);
             case 2 -> "10.66.0.9:" + r.intRange(1, 65535);
             case 3 -> VICTIM_NODE;
             default -> "";
@@ -162,7 +150,7 @@ class MetaServerHostilePropertiesTest {
         long low = r.longRange(Long.MIN_VALUE, Long.MAX_VALUE);
         UUID id = new UUID((high & ~0xF000L) | 0x4000L, (low & 0x3FFF_FFFF_FFFF_FFFFL) | 0x8000_0000_0000_0000L);
         return switch (r.intRange(0, 6)) {
-            case 0 -> Arb.string(r, 80);
+            case 0 -> HostileValues.string(r, 80);
             case 1 -> id.toString();
             case 2 -> id.toString().replace("-", "");
             case 3 -> "{" + id + "}";
@@ -174,18 +162,19 @@ class MetaServerHostilePropertiesTest {
 
     /** Up to 80 hashes (over the limit of 64), each random bytes up to 64 (over 48) or one of the victim's. */
     static List<ByteString> hashList(Random r) {
-        return Arb.list(r, 80, x -> x.trueOrFalse() ? ByteString.copyFrom(Arb.bytes(x, 64)) : x.oneOf(VICTIM_HASHES));
+        return HostileValues.list(
+                r, 80, x -> x.trueOrFalse() ? ByteString.copyFrom(HostileValues.bytes(x, 64)) : x.oneOf(VICTIM_HASHES));
     }
 
     /** Any string up to 80 units (the limit is 64) or the victim's namespace. */
     static String namespace(Random r) {
-        return r.trueOrFalse() ? Arb.string(r, 80) : VICTIM_NS;
+        return r.trueOrFalse() ? HostileValues.string(r, 80) : VICTIM_NS;
     }
 
     record SessionCase(String node, String nodeId) {}
 
     static Stream<SessionCase> sessionCases() {
-        return cases(SessionCase.class, SESSION_TRIES, r -> new SessionCase(node(r), nodeId(r)));
+        return HostileCases.cases(SessionCase.class, SESSION_TRIES, r -> new SessionCase(node(r), nodeId(r)));
     }
 
     @ParameterizedTest(name = "[{index}]")
@@ -213,10 +202,10 @@ class MetaServerHostilePropertiesTest {
     record InsertCase(String namespace, List<ByteString> hashes, String node, String nodeId, boolean registerFirst) {}
 
     static Stream<InsertCase> insertCases() {
-        return cases(
+        return HostileCases.cases(
                 InsertCase.class,
                 TRIES,
-                r -> new InsertCase(Arb.string(r, 80), hashList(r), node(r), nodeId(r), r.trueOrFalse()));
+                r -> new InsertCase(HostileValues.string(r, 80), hashList(r), node(r), nodeId(r), r.trueOrFalse()));
     }
 
     @ParameterizedTest(name = "[{index}]")
@@ -244,7 +233,8 @@ class MetaServerHostilePropertiesTest {
     record RemoveCase(String namespace, List<ByteString> hashes, String node, String nodeId) {}
 
     static Stream<RemoveCase> removeCases() {
-        return cases(RemoveCase.class, TRIES, r -> new RemoveCase(namespace(r), hashList(r), node(r), nodeId(r)));
+        return HostileCases.cases(
+                RemoveCase.class, TRIES, r -> new RemoveCase(namespace(r), hashList(r), node(r), nodeId(r)));
     }
 
     @ParameterizedTest(name = "[{index}]")
@@ -263,7 +253,7 @@ class MetaServerHostilePropertiesTest {
     record QueryCase(String namespace, List<ByteString> hashes) {}
 
     static Stream<QueryCase> queryCases() {
-        return cases(QueryCase.class, TRIES, r -> new QueryCase(namespace(r), hashList(r)));
+        return HostileCases.cases(QueryCase.class, TRIES, r -> new QueryCase(namespace(r), hashList(r)));
     }
 
     @ParameterizedTest(name = "[{index}]")
@@ -275,140 +265,5 @@ class MetaServerHostilePropertiesTest {
                         .setNamespace(c.namespace())
                         .addAllBlockHashes(c.hashes())
                         .build()));
-    }
-
-    /**
-     * {@code tries} cases of one property: Instancio draws them from one {@link Random} seeded with {@link #SEED}, so
-     * a seed and a case index name one input. The generator builds the whole record, so Instancio fills nothing else.
-     */
-    private static <T> Stream<T> cases(Class<T> type, int tries, Generator<T> generator) {
-        return Instancio.of(type).withSeed(SEED).supply(Select.root(), generator).stream()
-                .limit(tries);
-    }
-
-    /**
-     * Arbitrary values of the shapes the properties need, drawn from Instancio's seeded {@link Random}: edge numbers
-     * (0, ±1, the extremes) and small ones more often than chance, sizes from empty to the bound, strings of control,
-     * ASCII, any other BMP character and supplementary ones (surrogate pairs).
-     */
-    static final class Arb {
-        private static final Integer[] INT_EDGES = {
-            0, 1, -1, 2, Integer.MIN_VALUE, Integer.MIN_VALUE + 1, Integer.MAX_VALUE, Integer.MAX_VALUE - 1
-        };
-        private static final Long[] LONG_EDGES = {
-            0L,
-            1L,
-            -1L,
-            2L,
-            (long) Integer.MAX_VALUE + 1,
-            Long.MIN_VALUE,
-            Long.MIN_VALUE + 1,
-            Long.MAX_VALUE,
-            Long.MAX_VALUE - 1
-        };
-
-        /** NUL, whitespace and line breaks, ESC, DEL, NEL, the Unicode line separator and BOM. */
-        private static final Character[] SPECIAL_CHARS = {
-            '\u0000', '\t', '\n', '\r', '\u001b', '\u007f', '\u0085', '\u2028', '\ufeff'
-        };
-
-        private static final int SURROGATES = Character.MAX_SURROGATE - Character.MIN_SURROGATE + 1;
-
-        private Arb() {}
-
-        static int anyInt(Random r) {
-            int pick = r.intRange(0, 9);
-            if (pick < 2) {
-                return r.oneOf(INT_EDGES);
-            }
-            return pick < 5 ? r.intRange(-1000, 1000) : r.intRange(Integer.MIN_VALUE, Integer.MAX_VALUE);
-        }
-
-        static long anyLong(Random r) {
-            int pick = r.intRange(0, 9);
-            if (pick < 2) {
-                return r.oneOf(LONG_EDGES);
-            }
-            return pick < 5 ? r.longRange(-1000, 1 << 20) : r.longRange(Long.MIN_VALUE, Long.MAX_VALUE);
-        }
-
-        /** A size in [0, max]: empty and full one time in eight each, otherwise uniform. */
-        static int size(Random r, int max) {
-            int pick = r.intRange(0, 7);
-            if (pick == 0) {
-                return 0;
-            }
-            return pick == 1 ? max : r.intRange(0, max);
-        }
-
-        static <T> List<T> list(Random r, int maxSize, Function<Random, T> element) {
-            int n = size(r, maxSize);
-            List<T> list = new ArrayList<>(n);
-            for (int i = 0; i < n; i++) {
-                list.add(element.apply(r));
-            }
-            return list;
-        }
-
-        static byte[] bytes(Random r, int maxSize) {
-            byte[] bytes = new byte[size(r, maxSize)];
-            for (int i = 0; i < bytes.length; i++) {
-                bytes[i] = r.byteRange(Byte.MIN_VALUE, Byte.MAX_VALUE);
-            }
-            return bytes;
-        }
-
-        /** At most {@code maxLength} UTF-16 units. */
-        static String string(Random r, int maxLength) {
-            int length = size(r, maxLength);
-            StringBuilder s = new StringBuilder(length);
-            while (s.length() < length) {
-                int pick = r.intRange(0, 9);
-                if (pick < 2) {
-                    s.append(r.oneOf(SPECIAL_CHARS).charValue());
-                } else if (pick < 3) {
-                    s.append(r.characterRange('\u0000', '\u001f'));
-                } else if (pick < 6) {
-                    s.append(r.characterRange(' ', '~'));
-                } else if (pick < 9 || s.length() + 2 > length) {
-                    // any BMP character but a lone surrogate, which protobuf would only send as '?' (and log)
-                    char c = r.characterRange('\u0000', (char) ('\uffff' - SURROGATES));
-                    s.append(c < Character.MIN_SURROGATE ? c : (char) (c + SURROGATES));
-                } else {
-                    s.appendCodePoint(r.intRange(Character.MIN_SUPPLEMENTARY_CODE_POINT, Character.MAX_CODE_POINT));
-                }
-            }
-            return s.toString();
-        }
-    }
-
-    /** Puts the run's seed and the failing case into the failure, with how to replay it (see the class comment). */
-    static final class SeedInFailure
-            implements TestExecutionExceptionHandler, LifecycleMethodExecutionExceptionHandler {
-        @Override
-        public void handleTestExecutionException(ExtensionContext context, Throwable failure) throws Throwable {
-            throw withSeed(context, failure);
-        }
-
-        @Override
-        public void handleAfterEachMethodExecutionException(ExtensionContext context, Throwable failure)
-                throws Throwable {
-            throw withSeed(context, failure);
-        }
-
-        private static AssertionError withSeed(ExtensionContext context, Throwable failure) {
-            String method = context.getTestMethod().map(Method::getName).orElse("?");
-            return new AssertionError(
-                    String.format(
-                            "%s case %s failed with seed %d; replay with -Dtest='%s#%s' -Dpega.hostile.seed=%d: %s",
-                            context.getRequiredTestClass().getSimpleName(),
-                            context.getDisplayName(),
-                            SEED,
-                            context.getRequiredTestClass().getSimpleName(),
-                            method,
-                            SEED,
-                            failure),
-                    failure);
-        }
     }
 }

@@ -22,27 +22,19 @@ import io.pegaflow.testkit.BlockPattern;
 import io.pegaflow.testkit.MockScheduler;
 import io.pegaflow.testkit.MockVllmWorker;
 import io.pegaflow.testkit.ReferenceHarness;
-import java.lang.reflect.Method;
+import io.pegaflow.testkit.hostile.HostileCases;
+import io.pegaflow.testkit.hostile.HostileValues;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
-import org.instancio.Instancio;
-import org.instancio.Random;
-import org.instancio.Select;
 import org.instancio.generator.Generator;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.extension.ExtensionContext;
-import org.junit.jupiter.api.extension.LifecycleMethodExecutionExceptionHandler;
-import org.junit.jupiter.api.extension.TestExecutionExceptionHandler;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.springframework.boot.builder.SpringApplicationBuilder;
@@ -62,17 +54,13 @@ import org.springframework.context.ConfigurableApplicationContext;
  * -Dsurefire.failIfNoSpecifiedTests=false -Dpega.hostile.seed=<seed>}; the same seed draws the same cases in the same
  * order. There is no shrinking: the generators stay small and bounded (the sizes below) so a failing case is readable.
  */
-@ExtendWith(HostileRpcPropertiesTest.SeedInFailure.class)
+@ExtendWith(HostileCases.SeedInFailure.class)
 class HostileRpcPropertiesTest {
     /**
      * Cases per property: the 150 tries the properties ran with before decision 0020. Each is a real gRPC call (or
      * three) against one server, so this is what one {@code verify} of pega-server can afford.
      */
     static final int TRIES = 150;
-
-    /** The run's seed: {@code -Dpega.hostile.seed=<long>} replays a run, otherwise a new one each run. */
-    static final long SEED =
-            Long.getLong("pega.hostile.seed", ThreadLocalRandom.current().nextLong());
 
     /** Descriptors, hashes and leases hold at most this many random bytes, as before decision 0020. */
     private static final int MAX_BYTES = 255;
@@ -178,18 +166,18 @@ class HostileRpcPropertiesTest {
         return cases(
                 RegisterCase.class,
                 r -> new RegisterCase(
-                        Arb.string(r, 40),
-                        Arb.anyInt(r),
-                        Arb.anyInt(r),
-                        Arb.anyInt(r),
-                        Arb.anyInt(r),
-                        Arb.anyInt(r),
-                        Arb.list(r, 4, x -> Arb.string(x, 20)),
-                        Arb.list(r, 4, x -> Arb.bytes(x, MAX_BYTES)),
-                        Arb.list(r, 4, Arb::anyLong),
-                        Arb.list(r, 4, Arb::anyLong),
-                        Arb.list(r, 4, Arb::anyLong),
-                        Arb.list(r, 4, Arb::anyInt)));
+                        HostileValues.string(r, 40),
+                        HostileValues.anyInt(r),
+                        HostileValues.anyInt(r),
+                        HostileValues.anyInt(r),
+                        HostileValues.anyInt(r),
+                        HostileValues.anyInt(r),
+                        HostileValues.list(r, 4, x -> HostileValues.string(x, 20)),
+                        HostileValues.list(r, 4, x -> HostileValues.bytes(x, MAX_BYTES)),
+                        HostileValues.list(r, 4, HostileValues::anyLong),
+                        HostileValues.list(r, 4, HostileValues::anyLong),
+                        HostileValues.list(r, 4, HostileValues::anyLong),
+                        HostileValues.list(r, 4, HostileValues::anyInt)));
     }
 
     @ParameterizedTest(name = "[{index}]")
@@ -231,12 +219,12 @@ class HostileRpcPropertiesTest {
                 SaveCase.class,
                 r -> new SaveCase(
                         r.trueOrFalse(),
-                        Arb.anyInt(r),
-                        Arb.anyInt(r),
-                        Arb.anyInt(r),
-                        Arb.string(r, 20),
-                        Arb.list(r, 16, Arb::anyInt),
-                        Arb.list(r, 16, x -> Arb.bytes(x, MAX_BYTES))));
+                        HostileValues.anyInt(r),
+                        HostileValues.anyInt(r),
+                        HostileValues.anyInt(r),
+                        HostileValues.string(r, 20),
+                        HostileValues.list(r, 16, HostileValues::anyInt),
+                        HostileValues.list(r, 16, x -> HostileValues.bytes(x, MAX_BYTES))));
     }
 
     @ParameterizedTest(name = "[{index}]")
@@ -274,12 +262,12 @@ class HostileRpcPropertiesTest {
                 LoadCase.class,
                 r -> new LoadCase(
                         r.trueOrFalse(),
-                        Arb.anyInt(r),
-                        Arb.anyInt(r),
-                        Arb.string(r, 64),
-                        Arb.list(r, 3, x -> Arb.string(x, 20)),
-                        Arb.bytes(r, MAX_BYTES),
-                        Arb.list(r, 16, Arb::anyInt)));
+                        HostileValues.anyInt(r),
+                        HostileValues.anyInt(r),
+                        HostileValues.string(r, 64),
+                        HostileValues.list(r, 3, x -> HostileValues.string(x, 20)),
+                        HostileValues.bytes(r, MAX_BYTES),
+                        HostileValues.list(r, 16, HostileValues::anyInt)));
     }
 
     @ParameterizedTest(name = "[{index}]")
@@ -305,9 +293,9 @@ class HostileRpcPropertiesTest {
                 QueryCase.class,
                 r -> new QueryCase(
                         r.trueOrFalse(),
-                        Arb.list(r, 16, x -> Arb.bytes(x, MAX_BYTES)),
-                        Arb.string(r, 40),
-                        Arb.bytes(r, MAX_BYTES)));
+                        HostileValues.list(r, 16, x -> HostileValues.bytes(x, MAX_BYTES)),
+                        HostileValues.string(r, 40),
+                        HostileValues.bytes(r, MAX_BYTES)));
     }
 
     @ParameterizedTest(name = "[{index}]")
@@ -343,138 +331,8 @@ class HostileRpcPropertiesTest {
                         .build()));
     }
 
-    /**
-     * {@link #TRIES} cases of one property: Instancio draws them from one {@link Random} seeded with {@link #SEED}, so
-     * a seed and a case index name one input. The generator builds the whole record, so Instancio fills nothing else.
-     */
+    /** {@link #TRIES} cases of one property ({@link HostileCases#cases}). */
     private static <T> Stream<T> cases(Class<T> type, Generator<T> generator) {
-        return Instancio.of(type).withSeed(SEED).supply(Select.root(), generator).stream()
-                .limit(TRIES);
-    }
-
-    /**
-     * Arbitrary values of the shapes the properties need, drawn from Instancio's seeded {@link Random}: edge numbers
-     * (0, ±1, the extremes) and small ones more often than chance, sizes from empty to the bound, strings of control,
-     * ASCII, any other BMP character and supplementary ones (surrogate pairs).
-     */
-    static final class Arb {
-        private static final Integer[] INT_EDGES = {
-            0, 1, -1, 2, Integer.MIN_VALUE, Integer.MIN_VALUE + 1, Integer.MAX_VALUE, Integer.MAX_VALUE - 1
-        };
-        private static final Long[] LONG_EDGES = {
-            0L,
-            1L,
-            -1L,
-            2L,
-            (long) Integer.MAX_VALUE + 1,
-            Long.MIN_VALUE,
-            Long.MIN_VALUE + 1,
-            Long.MAX_VALUE,
-            Long.MAX_VALUE - 1
-        };
-
-        /** NUL, whitespace and line breaks, ESC, DEL, NEL, the Unicode line separator and BOM. */
-        private static final Character[] SPECIAL_CHARS = {
-            '\u0000', '\t', '\n', '\r', '\u001b', '\u007f', '\u0085', '\u2028', '\ufeff'
-        };
-
-        private static final int SURROGATES = Character.MAX_SURROGATE - Character.MIN_SURROGATE + 1;
-
-        private Arb() {}
-
-        static int anyInt(Random r) {
-            int pick = r.intRange(0, 9);
-            if (pick < 2) {
-                return r.oneOf(INT_EDGES);
-            }
-            return pick < 5 ? r.intRange(-1000, 1000) : r.intRange(Integer.MIN_VALUE, Integer.MAX_VALUE);
-        }
-
-        static long anyLong(Random r) {
-            int pick = r.intRange(0, 9);
-            if (pick < 2) {
-                return r.oneOf(LONG_EDGES);
-            }
-            return pick < 5 ? r.longRange(-1000, 1 << 20) : r.longRange(Long.MIN_VALUE, Long.MAX_VALUE);
-        }
-
-        /** A size in [0, max]: empty and full one time in eight each, otherwise uniform. */
-        static int size(Random r, int max) {
-            int pick = r.intRange(0, 7);
-            if (pick == 0) {
-                return 0;
-            }
-            return pick == 1 ? max : r.intRange(0, max);
-        }
-
-        static <T> List<T> list(Random r, int maxSize, Function<Random, T> element) {
-            int n = size(r, maxSize);
-            List<T> list = new ArrayList<>(n);
-            for (int i = 0; i < n; i++) {
-                list.add(element.apply(r));
-            }
-            return list;
-        }
-
-        static byte[] bytes(Random r, int maxSize) {
-            byte[] bytes = new byte[size(r, maxSize)];
-            for (int i = 0; i < bytes.length; i++) {
-                bytes[i] = r.byteRange(Byte.MIN_VALUE, Byte.MAX_VALUE);
-            }
-            return bytes;
-        }
-
-        /** At most {@code maxLength} UTF-16 units. */
-        static String string(Random r, int maxLength) {
-            int length = size(r, maxLength);
-            StringBuilder s = new StringBuilder(length);
-            while (s.length() < length) {
-                int pick = r.intRange(0, 9);
-                if (pick < 2) {
-                    s.append(r.oneOf(SPECIAL_CHARS).charValue());
-                } else if (pick < 3) {
-                    s.append(r.characterRange('\u0000', '\u001f'));
-                } else if (pick < 6) {
-                    s.append(r.characterRange(' ', '~'));
-                } else if (pick < 9 || s.length() + 2 > length) {
-                    // any BMP character but a lone surrogate, which protobuf would only send as '?' (and log)
-                    char c = r.characterRange('\u0000', (char) ('\uffff' - SURROGATES));
-                    s.append(c < Character.MIN_SURROGATE ? c : (char) (c + SURROGATES));
-                } else {
-                    s.appendCodePoint(r.intRange(Character.MIN_SUPPLEMENTARY_CODE_POINT, Character.MAX_CODE_POINT));
-                }
-            }
-            return s.toString();
-        }
-    }
-
-    /** Puts the run's seed and the failing case into the failure, with how to replay it (see the class comment). */
-    static final class SeedInFailure
-            implements TestExecutionExceptionHandler, LifecycleMethodExecutionExceptionHandler {
-        @Override
-        public void handleTestExecutionException(ExtensionContext context, Throwable failure) throws Throwable {
-            throw withSeed(context, failure);
-        }
-
-        @Override
-        public void handleAfterEachMethodExecutionException(ExtensionContext context, Throwable failure)
-                throws Throwable {
-            throw withSeed(context, failure);
-        }
-
-        private static AssertionError withSeed(ExtensionContext context, Throwable failure) {
-            String method = context.getTestMethod().map(Method::getName).orElse("?");
-            return new AssertionError(
-                    String.format(
-                            "%s case %s failed with seed %d; replay with -Dtest='%s#%s' -Dpega.hostile.seed=%d: %s",
-                            context.getRequiredTestClass().getSimpleName(),
-                            context.getDisplayName(),
-                            SEED,
-                            context.getRequiredTestClass().getSimpleName(),
-                            method,
-                            SEED,
-                            failure),
-                    failure);
-        }
+        return HostileCases.cases(type, TRIES, generator);
     }
 }
