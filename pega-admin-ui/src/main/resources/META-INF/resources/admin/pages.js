@@ -29,6 +29,35 @@ function pill(state) {
   return `<span class="pill ${cls}">${esc(state)}</span>`;
 }
 
+// The connector generations (docs/compatibility.md): a short label for what each changed on the wire, and its
+// releases. An instance's generation, fixed by its first registration, says how the server reads its requests.
+const GENERATIONS = {
+  G0: ['reference wire', 'v0.22.4–0.22.5'],
+  G1: ['sends its version', '0.22.6–0.22.8'],
+  G2: ['server-sealed layers', '0.22.9–0.23.6'],
+  G3: ['grouped Load', '0.23.7+'],
+};
+
+function connectorVersion(i) {
+  return i.client_version === '<missing>'
+    ? '<span class="muted" title="v0.22.4 and 0.22.5 send no client_version">v0.22.4 (no version sent)</span>'
+    : `<code>${esc(i.client_version)}</code>`;
+}
+
+function generation(i) {
+  const [label, releases] = GENERATIONS[i.generation] || ['', ''];
+  return `<span title="${esc(releases)}">${esc(i.generation)}${label ? ` ${esc(label)}` : ''}</span>`;
+}
+
+// G0 and G1 send num_layers; a later generation's layer space is the union of what world_size workers registered,
+// one device each, and data calls wait until it is sealed.
+function layerSpace(i) {
+  if (i.generation === 'G0' || i.generation === 'G1') return '<span class="muted">num_layers sent</span>';
+  return i.sealed
+    ? '<span class="pill ok">sealed</span>'
+    : `<span class="pill warn">waiting: ${i.devices.length}/${i.world_size} workers registered</span>`;
+}
+
 // ------------------------------------------------------------------ overview
 
 export async function overview(page) {
@@ -64,6 +93,8 @@ export async function overview(page) {
         .join('<br>');
       return `<tr data-instance="${esc(i.id)}"><td><code>${esc(i.id)}</code>${i.detached ? ' <span class="pill warn">detached</span>' : ''}</td>`
         + `<td>${esc(i.namespace)}</td><td class="num">${i.tp_size} / ${i.world_size}</td><td class="num">${i.num_layers}</td>`
+        + `<td class="connector">${connectorVersion(i)}</td><td class="generation">${generation(i)}</td>`
+        + `<td class="layer-space">${layerSpace(i)}</td>`
         + `<td class="num">${i.leases}</td><td>${devices || '<span class="muted">no device yet</span>'}</td></tr>`;
     })
     .join('');
@@ -90,7 +121,7 @@ export async function overview(page) {
     <div class="card"><h3>Save / load throughput</h3>${lineChart(throughput, { yFormat: rate, label: 'throughput' })}</div>
   </div>
   <h3>Instances</h3>
-  ${rows ? `<table id="instance-table"><tr><th>instance</th><th>namespace</th><th class="num">tp / world</th><th class="num">layers</th><th class="num">leases</th><th>devices</th></tr>${rows}</table>`
+  ${rows ? `<table id="instance-table"><tr><th>instance</th><th>namespace</th><th class="num">tp / world</th><th class="num">layers</th><th>connector</th><th>generation</th><th>layer space</th><th class="num">leases</th><th>devices</th></tr>${rows}</table>`
     : '<div class="off" id="no-instances">No instance registered</div>'}`;
 }
 

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import com.google.protobuf.ByteString;
 import io.pegaflow.proto.QueryReady;
 import io.pegaflow.testkit.BlockPattern;
+import io.pegaflow.testkit.ConnectorRelease;
 import io.pegaflow.testkit.MockVllmWorker;
 import io.pegaflow.testkit.ReferenceHarness;
 import io.pegaflow.testkit.browser.HeadlessChromium;
@@ -19,12 +20,15 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.openqa.selenium.By;
+import org.openqa.selenium.JavascriptExecutor;
+import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.support.ui.Select;
 
 /**
  * The dashboard in a real browser (Debian's headless Chromium) against a server where a mock worker saved and queried
- * blocks: what each page shows, that actions are refused without the token and succeed with it, and that no page asks
+ * blocks: what each page shows (on the overview each instance's connector version, generation and seal, for workers
+ * of v0.22.4 and v0.23.12), that actions are refused without the token and succeed with it, and that no page asks
  * another host for anything. One browser for the class; a screenshot of each page lands in target/screenshots (and in
  * docs/images with {@code -Dpega.screenshots.docs=true}).
  */
@@ -88,6 +92,64 @@ class AdminUiBrowserTest extends AdminServerBase {
             browser.screenshot("admin-overview");
             assertOwnOriginOnly();
         }
+    }
+
+    @Test
+    void shouldShowEachInstancesConnectorGenerationAndSeal() {
+        try (MockVllmWorker reference = ReferenceHarness.worker(HOST, grpcPort())
+                        .instanceId("ui-g0")
+                        .build();
+                MockVllmWorker rank0 = ReferenceHarness.worker(HOST, grpcPort())
+                        .instanceId("ui-g3")
+                        .connector(ConnectorRelease.V0_23_12)
+                        .tp(0, 2)
+                        .worldSize(2)
+                        .deviceId(0)
+                        .build();
+                MockVllmWorker rank1 = ReferenceHarness.worker(HOST, grpcPort())
+                        .instanceId("ui-g3")
+                        .connector(ConnectorRelease.V0_23_12)
+                        .tp(1, 2)
+                        .worldSize(2)
+                        .deviceId(1)
+                        .build()) {
+            reference.register();
+            rank0.register();
+
+            openPage("overview");
+
+            awaitCell("ui-g0", "connector", "v0.22.4 (no version sent)");
+            awaitCell("ui-g0", "generation", "G0 reference wire");
+            awaitCell("ui-g0", "layer-space", "num_layers sent");
+            awaitCell("ui-g3", "connector", "0.23.12");
+            awaitCell("ui-g3", "generation", "G3 grouped Load");
+            awaitCell("ui-g3", "layer-space", "waiting: 1/2 workers registered");
+
+            ((JavascriptExecutor) browser.driver())
+                    .executeScript("document.getElementById('instance-table').scrollIntoView();");
+            browser.screenshot("admin-instances");
+
+            rank1.register();
+
+            awaitCell("ui-g3", "layer-space", "sealed");
+            assertOwnOriginOnly();
+        }
+    }
+
+    /**
+     * Waits until the {@code td.<cell>} of the instance's row on the overview reads exactly {@code text}; the page
+     * re-renders every 2 s, so an element read between two renders is read again.
+     */
+    private void awaitCell(String instance, String cell, String text) {
+        By by = By.cssSelector("tr[data-instance='" + instance + "'] td." + cell);
+        browser.await(by + " reading '" + text + "'", d -> {
+            try {
+                List<WebElement> found = d.findElements(by);
+                return (!found.isEmpty() && found.get(0).getText().equals(text)) ? Boolean.TRUE : null;
+            } catch (StaleElementReferenceException e) {
+                return null;
+            }
+        });
     }
 
     @Test
