@@ -333,6 +333,22 @@ class RegistrationJournalTest {
                 .doesNotContain(tmp.resolve("closed").toRealPath());
     }
 
+    @Test
+    void shouldRefuseAStateDirectoryThatIsALinkOrBelongsToAnotherUser() throws IOException {
+        Path target = Files.createDirectories(tmp.resolve("elsewhere"));
+        Path link = Files.createSymbolicLink(tmp.resolve("linked-state"), target);
+        assertThatThrownBy(() -> StateDirectory.prepare(link))
+                .isInstanceOf(java.io.UncheckedIOException.class)
+                .hasMessageContaining("state directory " + link + " cannot be used: it is a symbolic link");
+
+        Path mine = Files.createDirectories(tmp.resolve("mine"));
+        int me = io.pegaflow.core.device.ProcessUid.current();
+        assertThat(StateDirectory.prepare(mine, me)).doesNotContain(mine.toRealPath());
+        assertThatThrownBy(() -> StateDirectory.prepare(mine, me + 4242))
+                .isInstanceOf(java.io.UncheckedIOException.class)
+                .hasMessageContaining("it belongs to uid " + me + ", not to this server's user (uid " + (me + 4242));
+    }
+
     private static void truncate(Path file, long size) throws IOException {
         try (var ch = java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.WRITE)) {
             ch.truncate(size);
