@@ -13,6 +13,7 @@ import io.pegaflow.push.layout.HandshakeSeal;
 import io.pegaflow.push.layout.PushLayerTable;
 import io.pegaflow.push.prefill.DecodeLink;
 import io.pegaflow.push.prefill.PrefillSide;
+import io.pegaflow.push.view.PushView;
 import io.pegaflow.transfer.TransferEngine;
 import java.util.List;
 import java.util.OptionalInt;

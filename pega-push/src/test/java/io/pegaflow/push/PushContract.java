@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.pegaflow.proto.ext.push.PrepareReceiveResponse;
+import io.pegaflow.push.view.PushView;
 import io.pegaflow.testkit.LayerReadyShm;
 import io.pegaflow.testkit.LoadStateShm;
 import io.pegaflow.testkit.MockVllmWorker;

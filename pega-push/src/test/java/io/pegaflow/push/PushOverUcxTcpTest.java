@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.pegaflow.proto.ext.push.PrepareReceiveResponse;
+import io.pegaflow.push.view.PushView;
 import io.pegaflow.testkit.LayerReadyShm;
 import io.pegaflow.testkit.LoadStateShm;
 import io.pegaflow.testkit.MockVllmWorker;

@@ -11,7 +11,7 @@ import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * {@code GET /pd}: the push engine's read-only {@link io.pegaflow.push.PushView} (counters and every push and receive
+ * {@code GET /pd}: the push engine's read-only {@link io.pegaflow.push.view.PushView} (counters and every push and receive
  * in flight) for operators and the dashboard. It names requests and instances, so it asks {@link AdminAccess} like
  * the other admin endpoints. Only when {@code pega.pd.enabled=true}.
  */

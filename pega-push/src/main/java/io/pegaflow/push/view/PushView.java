@@ -1,4 +1,4 @@
-package io.pegaflow.push;
+package io.pegaflow.push.view;
 
 import java.util.List;
 
