@@ -14,6 +14,7 @@ import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.instance.Connector;
 import io.pegaflow.core.instance.DeviceContext;
 import io.pegaflow.core.instance.Instance;
+import io.pegaflow.core.instance.InstanceLimits;
 import io.pegaflow.core.instance.Principal;
 import io.pegaflow.core.lease.LeaseSummary;
 import io.pegaflow.core.lease.LeaseTable;
@@ -417,6 +418,8 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         if (instanceId.isEmpty()) {
             throw EngineException.badRequest("instance_id must not be empty");
         }
+        InstanceLimits.requireName("instance_id", instanceId);
+        InstanceLimits.requireName("namespace", namespace);
         instances.requireOwnerOrAbsent(instanceId, caller);
         side.requireOwnerOrAbsent(instanceId, caller);
         long token = sessions.open(instanceId, namespace, tpSize, worldSize, caller);

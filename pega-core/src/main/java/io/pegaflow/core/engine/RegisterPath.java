@@ -193,7 +193,10 @@ final class RegisterPath {
             if (name.isEmpty()) {
                 throw EngineException.badRequest("layer names must not be empty");
             }
+            InstanceLimits.requireName("layer name", name);
         }
+        InstanceLimits.requireName("instance_id", c.instanceId());
+        InstanceLimits.requireName("namespace", c.namespace());
     }
 
     /** Sizes arrive as unsigned 32/64-bit values: anything past the bound, negative longs included, is refused. */

@@ -20,5 +20,24 @@ public final class InstanceLimits {
     /** Largest {@code num_layers × tp_size}: the slots of one block. */
     public static final long MAX_SLOTS_PER_BLOCK = 1 << 16;
 
+    /**
+     * Longest instance id, namespace or layer name, in characters. Registrations are kept in memory, journaled and
+     * named in log lines, so a 60 MiB namespace once filled the heap and a journal that no restart could read; real
+     * ones are tens of characters (a model's layer path, a hash of the model's settings).
+     */
+    public static final int MAX_NAME_CHARS = 1024;
+
     private InstanceLimits() {}
+
+    /**
+     * Refuses a name longer than {@link #MAX_NAME_CHARS}.
+     *
+     * @throws io.pegaflow.core.error.EngineException INVALID_ARGUMENT naming the field and the bound
+     */
+    public static void requireName(String field, String value) {
+        if (value.length() > MAX_NAME_CHARS) {
+            throw io.pegaflow.core.error.EngineException.badRequest(field + " is " + value.length()
+                    + " characters long, more than the supported maximum of " + MAX_NAME_CHARS);
+        }
+    }
 }

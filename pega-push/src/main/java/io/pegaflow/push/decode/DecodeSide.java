@@ -6,6 +6,7 @@ import io.pegaflow.core.agent.CommandQueue;
 import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.engine.StagingAllocator;
 import io.pegaflow.core.error.EngineException;
+import io.pegaflow.core.instance.InstanceLimits;
 import io.pegaflow.core.instance.Principal;
 import io.pegaflow.core.load.LoadStateSignal;
 import io.pegaflow.core.memory.PinnedAllocation;
@@ -148,6 +149,7 @@ public final class DecodeSide implements AutoCloseable {
             List<Long> blockIds,
             List<String> loadStateShm,
             long timeoutMs) {
+        InstanceLimits.requireName("request_id", requestId);
         RankLayers rank0 = layers.find(caller, instanceId, 0)
                 .orElseThrow(() -> EngineException.failedPrecondition(
                         "instance " + instanceId + " has no push layers registered (RegisterPushLayers, rank 0)"));

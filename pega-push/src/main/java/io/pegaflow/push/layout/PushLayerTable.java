@@ -58,6 +58,10 @@ public final class PushLayerTable implements AutoCloseable {
         if (instanceId.isBlank()) {
             throw EngineException.invalidArgument("instance_id must not be empty");
         }
+        InstanceLimits.requireName("instance_id", instanceId);
+        for (PushLayer l : layers) {
+            InstanceLimits.requireName("layer name", l.getName());
+        }
         if (tpSize > InstanceLimits.MAX_TP_SIZE) {
             // RegisterContext's text for the same bound
             throw EngineException.badRequest(
