@@ -1,6 +1,5 @@
 package io.pegaflow.core;
 
-import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
@@ -119,7 +118,7 @@ class ArchitectureTest {
                 .layer("memory")
                 .definedBy("io.pegaflow.core.memory..", "io.pegaflow.core.metrics..")
                 .layer("ground")
-                .definedBy("io.pegaflow.core.error..", "io.pegaflow.core.agent..", "io.pegaflow.core.plan..")
+                .definedBy("io.pegaflow.core.error..")
                 .whereLayer("facade")
                 .mayNotBeAccessedByAnyLayer()
                 .whereLayer("tier")
@@ -137,8 +136,6 @@ class ArchitectureTest {
     private static final ArchRule NO_SYSTEM_CLOCK = noClasses()
             .that()
             .resideInAPackage("io.pegaflow.core..")
-            .and()
-            .doNotHaveFullyQualifiedName("io.pegaflow.core.agent.NanoClock")
             .should()
             .accessTargetWhere(JavaAccess.Predicates.target(
                             HasOwner.Predicates.With.owner(JavaClass.Predicates.equivalentTo(System.class)))
@@ -153,7 +150,7 @@ class ArchitectureTest {
     @Test
     void shouldDetectASystemClockRead() {
         // The clock rule must be able to fail: NanoClock itself does read System.nanoTime.
-        JavaClasses clock = new ClassFileImporter().importClasses(io.pegaflow.core.agent.NanoClock.class);
+        JavaClasses clock = new ClassFileImporter().importClasses(io.pegaflow.kernel.agent.NanoClock.class);
         assertThatThrownBy(() -> noClasses()
                         .should()
                         .accessTargetWhere(JavaAccess.Predicates.target(
@@ -165,14 +162,13 @@ class ArchitectureTest {
 
     @Test
     void shouldStartThreadsOnlyInTheAgentPackage() {
-        // Threads are AgentRunners (and the pool's one-shot pre-touch, and the cuda lanes' batch submitters, which
+        // Threads are the kernel's AgentRunners (and the pool's one-shot pre-touch, and the cuda lanes' batch
+        // submitters, which
         // issue a slice of the lane's own plan while the lane thread waits: decision 0015), never ad-hoc executors or
         // threads.
         noClasses()
                 .that()
                 .resideInAPackage("io.pegaflow.core..")
-                .and()
-                .resideOutsideOfPackage("io.pegaflow.core.agent..")
                 .and()
                 .doNotHaveFullyQualifiedName("io.pegaflow.core.memory.PreToucher")
                 .and()
@@ -185,19 +181,6 @@ class ArchitectureTest {
                 .orShould()
                 .dependOnClassesThat()
                 .haveFullyQualifiedName("java.util.concurrent.ThreadPoolExecutor")
-                .check(core);
-    }
-
-    @Test
-    void shouldKeepCopyPlansFreeOfEveryOtherCorePackage() {
-        // The transfer and push modules build RangePlans too: the package must not drag the engine in with it.
-        // JSpecify's nullness annotations (@NullMarked on the package, decision 0014) carry no code.
-        classes()
-                .that()
-                .resideInAPackage("io.pegaflow.core.plan..")
-                .should()
-                .onlyDependOnClassesThat()
-                .resideInAnyPackage("io.pegaflow.core.plan..", "java..", "org.jspecify.annotations..")
                 .check(core);
     }
 

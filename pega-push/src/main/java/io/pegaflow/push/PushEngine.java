@@ -1,12 +1,12 @@
 package io.pegaflow.push;
 
-import io.pegaflow.core.agent.AgentGroup;
-import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.device.Caller;
 import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.engine.SideRegistrations;
 import io.pegaflow.core.engine.StagingAllocator;
 import io.pegaflow.core.instance.Principal;
+import io.pegaflow.kernel.agent.AgentGroup;
+import io.pegaflow.kernel.agent.NanoClock;
 import io.pegaflow.proto.ext.push.PushLayer;
 import io.pegaflow.push.decode.DecodeSide;
 import io.pegaflow.push.layout.HandshakeSeal;

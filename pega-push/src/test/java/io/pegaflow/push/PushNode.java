@@ -2,8 +2,6 @@ package io.pegaflow.push;
 
 import io.grpc.Server;
 import io.grpc.netty.NettyServerBuilder;
-import io.pegaflow.core.agent.AgentGroup;
-import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.device.ProcessUid;
 import io.pegaflow.core.device.host.HostDeviceBackend;
@@ -11,6 +9,8 @@ import io.pegaflow.core.engine.EngineConfig;
 import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
+import io.pegaflow.kernel.agent.AgentGroup;
+import io.pegaflow.kernel.agent.NanoClock;
 import io.pegaflow.push.grpc.GrpcDecodeLink;
 import io.pegaflow.push.grpc.PdPushGrpcService;
 import io.pegaflow.push.layout.HandshakeSeal;

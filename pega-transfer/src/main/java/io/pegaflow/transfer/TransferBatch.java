@@ -1,7 +1,7 @@
 package io.pegaflow.transfer;
 
-import io.pegaflow.core.plan.MergeRule;
-import io.pegaflow.core.plan.RangePlan;
+import io.pegaflow.kernel.plan.MergeRule;
+import io.pegaflow.kernel.plan.RangePlan;
 
 /**
  * One batch of one-sided operations to one peer, all in the same {@link Direction}: a {@link RangePlan} read as

@@ -1,6 +1,6 @@
 package io.pegaflow.transfer;
 
-import io.pegaflow.core.agent.NanoClock;
+import io.pegaflow.kernel.agent.NanoClock;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 

@@ -3,7 +3,7 @@ package io.pegaflow.transfer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.pegaflow.core.plan.MergeRule;
+import io.pegaflow.kernel.plan.MergeRule;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 

@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
-import io.pegaflow.core.memory.MemoryRegionInfo;
 import io.pegaflow.core.memory.PinnedAllocation;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
+import io.pegaflow.kernel.memory.MemoryRegionInfo;
 import io.pegaflow.transfer.TransferException.Kind;
 import io.pegaflow.transfer.handshake.HandshakeDescriptor;
 import java.time.Duration;

@@ -5,7 +5,7 @@ import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.device.DeviceCopier;
 import io.pegaflow.core.device.LayerMemory;
 import io.pegaflow.core.device.host.HostDeviceBackend;
-import io.pegaflow.core.plan.RangePlan;
+import io.pegaflow.kernel.plan.RangePlan;
 
 /**
  * The device backends a CPU-path benchmark runs on, so the copy cost can be told apart from the bookkeeping.

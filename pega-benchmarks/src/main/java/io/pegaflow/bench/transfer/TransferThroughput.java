@@ -1,9 +1,9 @@
 package io.pegaflow.bench.transfer;
 
-import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.memory.PinnedAllocation;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
+import io.pegaflow.kernel.agent.NanoClock;
 import io.pegaflow.sys.Posix;
 import io.pegaflow.transfer.PeerId;
 import io.pegaflow.transfer.TransferBatch;

@@ -3,7 +3,7 @@ package io.pegaflow.concurrency.agent;
 import static org.openjdk.jcstress.annotations.Expect.ACCEPTABLE;
 import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
 
-import io.pegaflow.core.agent.CommandQueue;
+import io.pegaflow.kernel.agent.CommandQueue;
 import org.openjdk.jcstress.annotations.Actor;
 import org.openjdk.jcstress.annotations.Arbiter;
 import org.openjdk.jcstress.annotations.JCStressTest;

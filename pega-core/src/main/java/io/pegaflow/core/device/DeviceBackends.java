@@ -2,7 +2,7 @@ package io.pegaflow.core.device;
 
 import io.pegaflow.core.device.cuda.CudaCopyConfig;
 import io.pegaflow.core.device.host.HostDeviceBackend;
-import io.pegaflow.core.memory.MemoryRegionInfo;
+import io.pegaflow.kernel.memory.MemoryRegionInfo;
 import java.lang.reflect.Method;
 import java.util.List;
 import org.slf4j.Logger;

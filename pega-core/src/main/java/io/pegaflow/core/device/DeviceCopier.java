@@ -1,6 +1,6 @@
 package io.pegaflow.core.device;
 
-import io.pegaflow.core.plan.RangePlan;
+import io.pegaflow.kernel.plan.RangePlan;
 
 /**
  * The copy engine of one (instance, device) context. {@link #copyToHost} is only called from the context's save lane

@@ -1,6 +1,6 @@
 package io.pegaflow.core.engine;
 
-import io.pegaflow.core.agent.NanoClock;
+import io.pegaflow.kernel.agent.NanoClock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

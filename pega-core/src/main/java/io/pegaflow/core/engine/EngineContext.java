@@ -1,7 +1,5 @@
 package io.pegaflow.core.engine;
 
-import io.pegaflow.core.agent.AgentGroup;
-import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.cache.AdmissionPolicy;
 import io.pegaflow.core.cache.TinyLfuAdmission;
 import io.pegaflow.core.device.DeviceBackend;
@@ -10,6 +8,8 @@ import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.tier.BackingTier;
 import io.pegaflow.core.tier.SealedBlockSpill;
 import io.pegaflow.core.tier.TierChain;
+import io.pegaflow.kernel.agent.AgentGroup;
+import io.pegaflow.kernel.agent.NanoClock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,6 +1,5 @@
 package io.pegaflow.core.engine;
 
-import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.block.SealedBlock;
 import io.pegaflow.core.block.SlotData;
 import io.pegaflow.core.device.DeviceCopier;
@@ -14,7 +13,8 @@ import io.pegaflow.core.lease.LeaseTable;
 import io.pegaflow.core.load.LoadStateSignal;
 import io.pegaflow.core.metrics.EngineCounter;
 import io.pegaflow.core.metrics.EngineMetrics;
-import io.pegaflow.core.plan.RangePlan;
+import io.pegaflow.kernel.agent.NanoClock;
+import io.pegaflow.kernel.plan.RangePlan;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;

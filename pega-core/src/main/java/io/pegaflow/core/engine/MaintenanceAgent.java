@@ -1,7 +1,7 @@
 package io.pegaflow.core.engine;
 
-import io.pegaflow.core.agent.Agent;
-import io.pegaflow.core.agent.NanoClock;
+import io.pegaflow.kernel.agent.Agent;
+import io.pegaflow.kernel.agent.NanoClock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

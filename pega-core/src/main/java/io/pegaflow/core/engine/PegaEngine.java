@@ -1,9 +1,5 @@
 package io.pegaflow.core.engine;
 
-import io.pegaflow.core.agent.AgentGroup;
-import io.pegaflow.core.agent.AgentRunner;
-import io.pegaflow.core.agent.IdleStrategy;
-import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.SealedBlock;
 import io.pegaflow.core.block.SlotData;
@@ -27,6 +23,10 @@ import io.pegaflow.core.tier.PrefetchTable;
 import io.pegaflow.core.tier.ReclaimingAllocator;
 import io.pegaflow.core.tier.SealedBlockSpill;
 import io.pegaflow.core.tier.TierChain;
+import io.pegaflow.kernel.agent.AgentGroup;
+import io.pegaflow.kernel.agent.AgentRunner;
+import io.pegaflow.kernel.agent.IdleStrategy;
+import io.pegaflow.kernel.agent.NanoClock;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;

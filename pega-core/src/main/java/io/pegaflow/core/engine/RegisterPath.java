@@ -1,6 +1,5 @@
 package io.pegaflow.core.engine;
 
-import io.pegaflow.core.agent.AgentGroup;
 import io.pegaflow.core.device.Caller;
 import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.device.DeviceCopier;
@@ -10,6 +9,7 @@ import io.pegaflow.core.instance.DeviceContext;
 import io.pegaflow.core.instance.Instance;
 import io.pegaflow.core.instance.InstanceLimits;
 import io.pegaflow.core.instance.LayerRegistration;
+import io.pegaflow.kernel.agent.AgentGroup;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

@@ -1,6 +1,5 @@
 package io.pegaflow.core.engine;
 
-import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.BlockKeyTable;
 import io.pegaflow.core.block.SlotData;
@@ -12,7 +11,8 @@ import io.pegaflow.core.instance.LayerRegistration;
 import io.pegaflow.core.memory.PinnedAllocation;
 import io.pegaflow.core.metrics.EngineCounter;
 import io.pegaflow.core.metrics.EngineMetrics;
-import io.pegaflow.core.plan.RangePlan;
+import io.pegaflow.kernel.agent.NanoClock;
+import io.pegaflow.kernel.plan.RangePlan;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;

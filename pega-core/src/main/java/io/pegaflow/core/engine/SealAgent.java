@@ -1,10 +1,5 @@
 package io.pegaflow.core.engine;
 
-import io.pegaflow.core.agent.Agent;
-import io.pegaflow.core.agent.AgentGroup;
-import io.pegaflow.core.agent.AgentRunner;
-import io.pegaflow.core.agent.CommandQueue;
-import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.SealedBlock;
 import io.pegaflow.core.block.SlotData;
@@ -13,6 +8,11 @@ import io.pegaflow.core.cache.InsertOutcome;
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.metrics.EngineCounter;
 import io.pegaflow.core.metrics.EngineMetrics;
+import io.pegaflow.kernel.agent.Agent;
+import io.pegaflow.kernel.agent.AgentGroup;
+import io.pegaflow.kernel.agent.AgentRunner;
+import io.pegaflow.kernel.agent.CommandQueue;
+import io.pegaflow.kernel.agent.NanoClock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -1,7 +1,7 @@
 package io.pegaflow.core.instance;
 
-import io.pegaflow.core.agent.AgentGroup;
 import io.pegaflow.core.device.DeviceCopier;
+import io.pegaflow.kernel.agent.AgentGroup;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;

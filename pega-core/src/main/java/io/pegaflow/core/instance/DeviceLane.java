@@ -1,12 +1,12 @@
 package io.pegaflow.core.instance;
 
-import io.pegaflow.core.agent.Agent;
-import io.pegaflow.core.agent.AgentGroup;
-import io.pegaflow.core.agent.AgentRunner;
-import io.pegaflow.core.agent.CommandQueue;
 import io.pegaflow.core.device.DeviceCopier;
 import io.pegaflow.core.error.EngineException;
-import io.pegaflow.core.plan.RangePlan;
+import io.pegaflow.kernel.agent.Agent;
+import io.pegaflow.kernel.agent.AgentGroup;
+import io.pegaflow.kernel.agent.AgentRunner;
+import io.pegaflow.kernel.agent.CommandQueue;
+import io.pegaflow.kernel.plan.RangePlan;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;

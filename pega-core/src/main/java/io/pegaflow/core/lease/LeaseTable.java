@@ -1,8 +1,8 @@
 package io.pegaflow.core.lease;
 
-import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.block.SealedBlock;
 import io.pegaflow.core.error.EngineException;
+import io.pegaflow.kernel.agent.NanoClock;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;

@@ -1,7 +1,7 @@
 package io.pegaflow.core.lease;
 
-import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.block.SealedBlock;
+import io.pegaflow.kernel.agent.NanoClock;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;

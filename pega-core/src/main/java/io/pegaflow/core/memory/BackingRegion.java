@@ -1,5 +1,6 @@
 package io.pegaflow.core.memory;
 
+import io.pegaflow.kernel.memory.ShardMemory;
 import io.pegaflow.sys.LibC;
 import io.pegaflow.sys.NativeException;
 import io.pegaflow.sys.Posix;

@@ -1,6 +1,8 @@
 package io.pegaflow.core.memory;
 
-import io.pegaflow.core.agent.NanoClock;
+import io.pegaflow.kernel.agent.NanoClock;
+import io.pegaflow.kernel.memory.MemoryRegionInfo;
+import io.pegaflow.kernel.memory.ShardMemory;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;

@@ -3,7 +3,7 @@
  *
  * <p>Public API: {@link io.pegaflow.core.memory.PinnedMemoryPool} (create from a
  * {@link io.pegaflow.core.memory.PoolConfig}, allocate, report, close), {@link io.pegaflow.core.memory.PinnedAllocation}
- * (a reference-counted slice), {@link io.pegaflow.core.memory.MemoryRegionInfo} (a shard's mapping for RDMA or CUDA
+ * (a reference-counted slice), {@link io.pegaflow.kernel.memory.MemoryRegionInfo} (a shard's mapping for RDMA or CUDA
  * registration), and the helpers {@link io.pegaflow.core.memory.HugePages} and
  * {@link io.pegaflow.core.memory.CpuTopology}.
  *

@@ -1,9 +1,9 @@
 package io.pegaflow.core.ssd;
 
-import io.pegaflow.core.agent.Agent;
-import io.pegaflow.core.agent.AgentGroup;
-import io.pegaflow.core.agent.AgentRunner;
-import io.pegaflow.core.agent.CommandQueue;
+import io.pegaflow.kernel.agent.Agent;
+import io.pegaflow.kernel.agent.AgentGroup;
+import io.pegaflow.kernel.agent.AgentRunner;
+import io.pegaflow.kernel.agent.CommandQueue;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Semaphore;

@@ -1,12 +1,12 @@
 package io.pegaflow.core.ssd;
 
-import io.pegaflow.core.agent.AgentGroup;
-import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.SealedBlock;
 import io.pegaflow.core.memory.PinnedAllocation;
 import io.pegaflow.core.metrics.DurationRecorder;
 import io.pegaflow.core.tier.SealedBlockSpill;
+import io.pegaflow.kernel.agent.AgentGroup;
+import io.pegaflow.kernel.agent.NanoClock;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;

@@ -1,12 +1,12 @@
 package io.pegaflow.core.ssd;
 
-import io.pegaflow.core.agent.Agent;
-import io.pegaflow.core.agent.AgentGroup;
-import io.pegaflow.core.agent.AgentRunner;
-import io.pegaflow.core.agent.CommandQueue;
 import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.SealedBlock;
 import io.pegaflow.core.block.SlotData;
+import io.pegaflow.kernel.agent.Agent;
+import io.pegaflow.kernel.agent.AgentGroup;
+import io.pegaflow.kernel.agent.AgentRunner;
+import io.pegaflow.kernel.agent.CommandQueue;
 import io.pegaflow.sys.OffHeap;
 import java.util.ArrayList;
 import java.util.List;

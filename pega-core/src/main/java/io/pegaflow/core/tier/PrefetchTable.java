@@ -1,6 +1,5 @@
 package io.pegaflow.core.tier;
 
-import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.SealedBlock;
 import io.pegaflow.core.cache.BlockCache;
@@ -8,6 +7,7 @@ import io.pegaflow.core.cache.InsertOutcome;
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.metrics.EngineCounter;
 import io.pegaflow.core.metrics.EngineMetrics;
+import io.pegaflow.kernel.agent.NanoClock;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;

@@ -7,7 +7,6 @@ import static io.pegaflow.core.engine.EngineHarness.ids;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.pegaflow.core.agent.AgentGroup;
 import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.SealedBlock;
 import io.pegaflow.core.engine.EngineHarness.Worker;
@@ -15,6 +14,7 @@ import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.memory.PoolConfig;
 import io.pegaflow.core.tier.BackingTier;
 import io.pegaflow.core.tier.ReclaimingAllocator;
+import io.pegaflow.kernel.agent.AgentGroup;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

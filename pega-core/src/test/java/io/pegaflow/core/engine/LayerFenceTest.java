@@ -16,7 +16,7 @@ import io.pegaflow.core.device.ProcessUid;
 import io.pegaflow.core.device.host.HostDeviceBackend;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
-import io.pegaflow.core.plan.RangePlan;
+import io.pegaflow.kernel.plan.RangePlan;
 import java.time.Duration;
 import java.util.List;
 import java.util.OptionalInt;

@@ -7,7 +7,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.cache.AdmissionPolicy;
 import io.pegaflow.core.device.ProcessUid;
 import io.pegaflow.core.device.host.HostDeviceBackend;
@@ -15,6 +14,7 @@ import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.journal.RegistrationJournal;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
+import io.pegaflow.kernel.agent.NanoClock;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -5,10 +5,10 @@ import static io.pegaflow.core.engine.EngineHarness.MIB;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.pegaflow.core.agent.AgentGroup;
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.instance.Principal;
 import io.pegaflow.core.memory.PoolConfig;
+import io.pegaflow.kernel.agent.AgentGroup;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;

@@ -143,7 +143,7 @@ class TieredQueryTest {
         try (EngineHarness h = new EngineHarness(
                 EngineConfig.defaults(PoolConfig.of(1 << 20)),
                 List.of(peer),
-                new io.pegaflow.core.agent.AgentGroup(),
+                new io.pegaflow.kernel.agent.AgentGroup(),
                 EngineLimits.DEFAULTS,
                 List.of(recorder))) {
             EngineHarness.Worker w = h.worker("inst", 4, BLOCK_BYTES);

@@ -3,10 +3,10 @@ package io.pegaflow.core.instance;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.pegaflow.core.agent.AgentGroup;
 import io.pegaflow.core.device.DeviceCopier;
 import io.pegaflow.core.error.EngineException;
-import io.pegaflow.core.plan.RangePlan;
+import io.pegaflow.kernel.agent.AgentGroup;
+import io.pegaflow.kernel.plan.RangePlan;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;

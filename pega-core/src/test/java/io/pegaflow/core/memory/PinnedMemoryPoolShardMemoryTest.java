@@ -3,6 +3,8 @@ package io.pegaflow.core.memory;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.pegaflow.kernel.memory.MemoryRegionInfo;
+import io.pegaflow.kernel.memory.ShardMemory;
 import io.pegaflow.sys.Posix;
 import java.util.ArrayList;
 import java.util.List;

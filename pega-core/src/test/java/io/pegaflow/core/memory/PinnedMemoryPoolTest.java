@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.sun.jna.Pointer;
+import io.pegaflow.kernel.memory.MemoryRegionInfo;
 import io.pegaflow.sys.LibC;
 import java.util.ArrayList;
 import java.util.List;

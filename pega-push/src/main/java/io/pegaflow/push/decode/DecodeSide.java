@@ -1,15 +1,15 @@
 package io.pegaflow.push.decode;
 
-import io.pegaflow.core.agent.AgentGroup;
-import io.pegaflow.core.agent.AgentRunner;
-import io.pegaflow.core.agent.CommandQueue;
-import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.engine.StagingAllocator;
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.instance.InstanceLimits;
 import io.pegaflow.core.instance.Principal;
 import io.pegaflow.core.load.LoadStateSignal;
 import io.pegaflow.core.memory.PinnedAllocation;
+import io.pegaflow.kernel.agent.AgentGroup;
+import io.pegaflow.kernel.agent.AgentRunner;
+import io.pegaflow.kernel.agent.CommandQueue;
+import io.pegaflow.kernel.agent.NanoClock;
 import io.pegaflow.proto.ext.push.PushHandshake;
 import io.pegaflow.push.layout.Deadlines;
 import io.pegaflow.push.layout.HandshakeSeal;

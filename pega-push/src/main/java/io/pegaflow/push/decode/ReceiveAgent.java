@@ -1,12 +1,12 @@
 package io.pegaflow.push.decode;
 
-import io.pegaflow.core.agent.Agent;
-import io.pegaflow.core.agent.CommandQueue;
-import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.instance.LayerRegistration;
 import io.pegaflow.core.memory.PinnedAllocation;
-import io.pegaflow.core.plan.RangePlan;
+import io.pegaflow.kernel.agent.Agent;
+import io.pegaflow.kernel.agent.CommandQueue;
+import io.pegaflow.kernel.agent.NanoClock;
+import io.pegaflow.kernel.plan.RangePlan;
 import io.pegaflow.push.layout.RankLayers;
 import io.pegaflow.push.layout.StagingLayout;
 import java.util.ArrayDeque;

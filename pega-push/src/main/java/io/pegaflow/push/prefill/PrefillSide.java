@@ -1,15 +1,15 @@
 package io.pegaflow.push.prefill;
 
-import io.pegaflow.core.agent.AgentGroup;
-import io.pegaflow.core.agent.AgentRunner;
-import io.pegaflow.core.agent.CommandQueue;
-import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.engine.StagingAllocator;
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.instance.InstanceLimits;
 import io.pegaflow.core.instance.Principal;
 import io.pegaflow.core.load.LoadStateSignal;
 import io.pegaflow.core.memory.PinnedAllocation;
+import io.pegaflow.kernel.agent.AgentGroup;
+import io.pegaflow.kernel.agent.AgentRunner;
+import io.pegaflow.kernel.agent.CommandQueue;
+import io.pegaflow.kernel.agent.NanoClock;
 import io.pegaflow.push.layout.Deadlines;
 import io.pegaflow.push.layout.HandshakeSeal;
 import io.pegaflow.push.layout.Handshakes;

@@ -1,12 +1,12 @@
 package io.pegaflow.push.prefill;
 
-import io.pegaflow.core.agent.Agent;
-import io.pegaflow.core.agent.CommandQueue;
-import io.pegaflow.core.agent.IdleStrategy;
-import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.instance.LayerRegistration;
-import io.pegaflow.core.plan.MergeRule;
-import io.pegaflow.core.plan.RangePlan;
+import io.pegaflow.kernel.agent.Agent;
+import io.pegaflow.kernel.agent.CommandQueue;
+import io.pegaflow.kernel.agent.IdleStrategy;
+import io.pegaflow.kernel.agent.NanoClock;
+import io.pegaflow.kernel.plan.MergeRule;
+import io.pegaflow.kernel.plan.RangePlan;
 import io.pegaflow.proto.ext.push.LayerTarget;
 import io.pegaflow.transfer.TransferBatch;
 import io.pegaflow.transfer.TransferEngine;

@@ -1,6 +1,6 @@
 package io.pegaflow.server.config;
 
-import io.pegaflow.core.agent.AgentGroup;
+import io.pegaflow.kernel.agent.AgentGroup;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -15,7 +15,7 @@ import org.springframework.boot.health.contributor.Status;
  * engine, its tiers and the cluster client runs, {@code DOWN} as soon as one died (an exception escaped its duty
  * cycle), with the role and the exception in the description. A dead sealing, SSD or device-lane thread means work
  * silently stops being done, so unlike a degraded SSD shard it takes the server down: the process must be restarted.
- * An agent stuck in one duty cycle past {@link io.pegaflow.core.agent.AgentRunner#STALL_THRESHOLD_NANOS} (a native
+ * An agent stuck in one duty cycle past {@link io.pegaflow.kernel.agent.AgentRunner#STALL_THRESHOLD_NANOS} (a native
  * wait that never returns) is DOWN for the same reason, named with how long it has been stuck (decision 0016).
  * Details map each role to its state.
  */

@@ -1,7 +1,5 @@
 package io.pegaflow.server.config;
 
-import io.pegaflow.core.agent.AgentGroup;
-import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.cache.AdmissionPolicy;
 import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.device.DeviceBackends;
@@ -15,9 +13,11 @@ import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.core.journal.RegistrationJournal;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
-import io.pegaflow.core.memory.ShardMemory;
 import io.pegaflow.core.tier.BackingTier;
 import io.pegaflow.core.tier.SealedBlockSpill;
+import io.pegaflow.kernel.agent.AgentGroup;
+import io.pegaflow.kernel.agent.NanoClock;
+import io.pegaflow.kernel.memory.ShardMemory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;

@@ -1,7 +1,7 @@
 package io.pegaflow.server.internode;
 
-import io.pegaflow.core.agent.CommandQueue;
-import io.pegaflow.core.agent.IdleStrategy;
+import io.pegaflow.kernel.agent.CommandQueue;
+import io.pegaflow.kernel.agent.IdleStrategy;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;

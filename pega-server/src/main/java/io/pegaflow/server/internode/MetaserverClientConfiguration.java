@@ -1,8 +1,8 @@
 package io.pegaflow.server.internode;
 
-import io.pegaflow.core.agent.AgentGroup;
-import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.engine.BlockIndexListener;
+import io.pegaflow.kernel.agent.AgentGroup;
+import io.pegaflow.kernel.agent.NanoClock;
 import java.util.Objects;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Bean;

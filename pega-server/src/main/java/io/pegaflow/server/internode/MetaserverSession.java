@@ -1,6 +1,6 @@
 package io.pegaflow.server.internode;
 
-import io.pegaflow.core.agent.NanoClock;
+import io.pegaflow.kernel.agent.NanoClock;
 import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 

@@ -2,12 +2,12 @@ package io.pegaflow.server.push;
 
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
-import io.pegaflow.core.agent.AgentGroup;
-import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.core.instance.Principal;
 import io.pegaflow.edge.access.ClusterCredential;
 import io.pegaflow.edge.metrics.CatalogMeters;
+import io.pegaflow.kernel.agent.AgentGroup;
+import io.pegaflow.kernel.agent.NanoClock;
 import io.pegaflow.push.PushConfig;
 import io.pegaflow.push.PushEngine;
 import io.pegaflow.push.PushStats;

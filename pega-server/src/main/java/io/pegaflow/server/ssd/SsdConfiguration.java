@@ -1,9 +1,9 @@
 package io.pegaflow.server.ssd;
 
-import io.pegaflow.core.agent.AgentGroup;
 import io.pegaflow.core.ssd.SsdBackingTier;
 import io.pegaflow.core.ssd.SsdStore;
 import io.pegaflow.core.tier.BackingTier;
+import io.pegaflow.kernel.agent.AgentGroup;
 import io.pegaflow.server.config.SsdEnabled;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;

@@ -1,9 +1,9 @@
 package io.pegaflow.server.ssd;
 
-import io.pegaflow.core.agent.AgentGroup;
-import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.ssd.SsdConfig;
 import io.pegaflow.core.ssd.SsdStore;
+import io.pegaflow.kernel.agent.AgentGroup;
+import io.pegaflow.kernel.agent.NanoClock;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -2,10 +2,10 @@ package io.pegaflow.server.transfer;
 
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
-import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.edge.metrics.CatalogMeters;
+import io.pegaflow.kernel.agent.NanoClock;
 import io.pegaflow.server.metrics.ServerMetric;
 import io.pegaflow.transfer.TransferConfig;
 import io.pegaflow.transfer.TransferEngine;

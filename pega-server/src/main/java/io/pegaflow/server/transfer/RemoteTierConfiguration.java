@@ -1,7 +1,7 @@
 package io.pegaflow.server.transfer;
 
-import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.edge.access.ClusterCredential;
+import io.pegaflow.kernel.agent.NanoClock;
 import io.pegaflow.proto.NodePrefixResult;
 import io.pegaflow.server.internode.MetaserverClient;
 import io.pegaflow.transfer.TransferEngine;

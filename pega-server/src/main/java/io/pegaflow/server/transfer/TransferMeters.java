@@ -1,7 +1,7 @@
 package io.pegaflow.server.transfer;
 
-import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.edge.metrics.CatalogMeters;
+import io.pegaflow.kernel.agent.NanoClock;
 import io.pegaflow.server.metrics.ServerMetric;
 import io.pegaflow.transfer.PeerId;
 import io.pegaflow.transfer.PeerView;

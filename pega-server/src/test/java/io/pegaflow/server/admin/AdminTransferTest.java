@@ -3,9 +3,9 @@ package io.pegaflow.server.admin;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.ByteString;
-import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
+import io.pegaflow.kernel.agent.NanoClock;
 import io.pegaflow.proto.RdmaHandshakeRequest;
 import io.pegaflow.proto.RdmaHandshakeResponse;
 import io.pegaflow.server.grpc.GrpcPort;

@@ -2,10 +2,10 @@ package io.pegaflow.server.config;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.pegaflow.core.agent.Agent;
-import io.pegaflow.core.agent.AgentGroup;
-import io.pegaflow.core.agent.AgentRunner;
-import io.pegaflow.core.agent.IdleStrategy;
+import io.pegaflow.kernel.agent.Agent;
+import io.pegaflow.kernel.agent.AgentGroup;
+import io.pegaflow.kernel.agent.AgentRunner;
+import io.pegaflow.kernel.agent.IdleStrategy;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;

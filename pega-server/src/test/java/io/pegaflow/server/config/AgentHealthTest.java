@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.jayway.jsonpath.JsonPath;
-import io.pegaflow.core.agent.Agent;
-import io.pegaflow.core.agent.AgentGroup;
-import io.pegaflow.core.agent.AgentRunner;
-import io.pegaflow.core.agent.IdleStrategy;
+import io.pegaflow.kernel.agent.Agent;
+import io.pegaflow.kernel.agent.AgentGroup;
+import io.pegaflow.kernel.agent.AgentRunner;
+import io.pegaflow.kernel.agent.IdleStrategy;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

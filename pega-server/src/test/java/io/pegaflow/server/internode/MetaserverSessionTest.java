@@ -2,7 +2,7 @@ package io.pegaflow.server.internode;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.pegaflow.core.agent.NanoClock;
+import io.pegaflow.kernel.agent.NanoClock;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

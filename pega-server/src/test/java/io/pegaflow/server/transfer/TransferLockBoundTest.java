@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.google.protobuf.ByteString;
-import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.SealedBlock;
 import io.pegaflow.core.block.SlotData;
@@ -13,6 +12,7 @@ import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
 import io.pegaflow.edge.access.ClusterCredential;
+import io.pegaflow.kernel.agent.NanoClock;
 import io.pegaflow.server.config.EngineCustomizer;
 import io.pegaflow.server.grpc.GrpcPort;
 import io.pegaflow.sys.Posix;

@@ -3,7 +3,7 @@ package io.pegaflow.server.transfer;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pegaflow.core.memory.PinnedMemoryPool;
-import io.pegaflow.core.memory.ShardMemory;
+import io.pegaflow.kernel.memory.ShardMemory;
 import io.pegaflow.transfer.ucx.UcxSharedMemory;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;

@@ -1,6 +1,6 @@
 package io.pegaflow.transfer.lane;
 
-import io.pegaflow.core.agent.IdleStrategy;
+import io.pegaflow.kernel.agent.IdleStrategy;
 import java.util.concurrent.locks.LockSupport;
 import org.jspecify.annotations.Nullable;
 

@@ -1,9 +1,9 @@
 package io.pegaflow.transfer.lane;
 
-import io.pegaflow.core.agent.Agent;
-import io.pegaflow.core.agent.CommandQueue;
-import io.pegaflow.core.agent.IdleStrategy;
-import io.pegaflow.core.agent.NanoClock;
+import io.pegaflow.kernel.agent.Agent;
+import io.pegaflow.kernel.agent.CommandQueue;
+import io.pegaflow.kernel.agent.IdleStrategy;
+import io.pegaflow.kernel.agent.NanoClock;
 import io.pegaflow.transfer.PeerId;
 import io.pegaflow.transfer.RegisteredRegion;
 import io.pegaflow.transfer.TransferException;

@@ -1,7 +1,7 @@
 package io.pegaflow.transfer.lane;
 
-import io.pegaflow.core.agent.AgentRunner;
-import io.pegaflow.core.agent.NanoClock;
+import io.pegaflow.kernel.agent.AgentRunner;
+import io.pegaflow.kernel.agent.NanoClock;
 import io.pegaflow.transfer.PeerId;
 import io.pegaflow.transfer.PeerView;
 import io.pegaflow.transfer.TransferBatch;

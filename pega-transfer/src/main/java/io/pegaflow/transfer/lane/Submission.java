@@ -1,6 +1,6 @@
 package io.pegaflow.transfer.lane;
 
-import io.pegaflow.core.agent.NanoClock;
+import io.pegaflow.kernel.agent.NanoClock;
 import io.pegaflow.transfer.TransferBatch;
 import io.pegaflow.transfer.TransferException;
 import io.pegaflow.transfer.TransferResult;

@@ -1,7 +1,7 @@
 package io.pegaflow.transfer.loopback;
 
-import io.pegaflow.core.agent.NanoClock;
-import io.pegaflow.core.memory.MemoryRegionInfo;
+import io.pegaflow.kernel.agent.NanoClock;
+import io.pegaflow.kernel.memory.MemoryRegionInfo;
 import io.pegaflow.transfer.TransferConfig;
 import io.pegaflow.transfer.TransferEngine;
 import io.pegaflow.transfer.handshake.HandshakeDescriptor;

@@ -1,6 +1,6 @@
 package io.pegaflow.transfer.ucx;
 
-import io.pegaflow.core.memory.ShardMemory;
+import io.pegaflow.kernel.memory.ShardMemory;
 import io.pegaflow.transfer.TransferConfig;
 import io.pegaflow.transfer.TransferException;
 import java.nio.file.Path;
@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Transfer engines borrow the context (the node's transfer engine and its push engine may both, with their own
  * lane counts) and these allocations' memory handles ({@link UcxTransferEngine#open(
- * TransferConfig, UcxSharedMemory, List, io.pegaflow.core.agent.NanoClock)}), each until its fabric is released, after
+ * TransferConfig, UcxSharedMemory, List, io.pegaflow.kernel.agent.NanoClock)}), each until its fabric is released, after
  * its workers closed. The context closes once this object is closed, every allocation was handed back (each
  * {@link Mapping#release()} is a {@code ucp_mem_unmap}) and every borrowing engine has released: closing a context
  * under mapped memory or live workers aborts the process (spec/dependencies.md §2). {@link #close()} before that logs

@@ -3,12 +3,12 @@ package io.pegaflow.transfer.ucx;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.pegaflow.core.agent.NanoClock;
-import io.pegaflow.core.memory.MemoryRegionInfo;
 import io.pegaflow.core.memory.PinnedAllocation;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
-import io.pegaflow.core.memory.ShardMemory;
+import io.pegaflow.kernel.agent.NanoClock;
+import io.pegaflow.kernel.memory.MemoryRegionInfo;
+import io.pegaflow.kernel.memory.ShardMemory;
 import io.pegaflow.sys.LibC;
 import io.pegaflow.sys.Posix;
 import io.pegaflow.transfer.PeerId;

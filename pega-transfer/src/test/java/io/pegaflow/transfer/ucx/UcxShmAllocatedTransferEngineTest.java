@@ -1,8 +1,8 @@
 package io.pegaflow.transfer.ucx;
 
-import io.pegaflow.core.memory.MemoryRegionInfo;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
+import io.pegaflow.kernel.memory.MemoryRegionInfo;
 import io.pegaflow.transfer.TransferEngine;
 import java.util.ArrayList;
 import java.util.List;

@@ -3,9 +3,9 @@ package io.pegaflow.transfer.ucx;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
+import io.pegaflow.kernel.agent.NanoClock;
 import io.pegaflow.transfer.TransferConfig;
 import io.pegaflow.transfer.TransferEngine;
 import io.pegaflow.transfer.TransferException;

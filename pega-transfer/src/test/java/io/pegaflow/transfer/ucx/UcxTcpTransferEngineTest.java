@@ -1,6 +1,6 @@
 package io.pegaflow.transfer.ucx;
 
-import io.pegaflow.core.memory.MemoryRegionInfo;
+import io.pegaflow.kernel.memory.MemoryRegionInfo;
 import io.pegaflow.transfer.TransferConfig;
 import io.pegaflow.transfer.TransferEngine;
 import io.pegaflow.transfer.TransferEngineContract;

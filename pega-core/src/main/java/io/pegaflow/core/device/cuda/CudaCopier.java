@@ -2,7 +2,7 @@ package io.pegaflow.core.device.cuda;
 
 import io.pegaflow.core.device.DeviceCopier;
 import io.pegaflow.core.error.EngineException;
-import io.pegaflow.core.plan.RangePlan;
+import io.pegaflow.kernel.plan.RangePlan;
 import io.pegaflow.sys.OffHeap;
 import io.pegaflow.sys.cuda.Cuda;
 import io.pegaflow.sys.cuda.CudaBatchCopy;

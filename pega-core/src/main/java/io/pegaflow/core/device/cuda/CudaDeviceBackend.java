@@ -1,13 +1,13 @@
 package io.pegaflow.core.device.cuda;
 
-import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.device.Caller;
 import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.device.DeviceCopier;
 import io.pegaflow.core.device.LayerMemory;
 import io.pegaflow.core.device.MappingCache;
 import io.pegaflow.core.error.EngineException;
-import io.pegaflow.core.memory.MemoryRegionInfo;
+import io.pegaflow.kernel.agent.NanoClock;
+import io.pegaflow.kernel.memory.MemoryRegionInfo;
 import io.pegaflow.sys.cuda.Cuda;
 import io.pegaflow.sys.cuda.CudaException;
 import java.util.ArrayList;

@@ -1,6 +1,6 @@
 package io.pegaflow.core.device.cuda;
 
-import io.pegaflow.core.plan.RangePlan;
+import io.pegaflow.kernel.plan.RangePlan;
 import io.pegaflow.sys.OffHeap;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,6 +1,6 @@
 package io.pegaflow.core.device.cuda;
 
-import io.pegaflow.core.plan.RangePlan;
+import io.pegaflow.kernel.plan.RangePlan;
 
 /**
  * What the copy policy looks at in a plan: how many ranges, how many bytes, and whether every range's source and

@@ -2,7 +2,7 @@ package io.pegaflow.core.device.host;
 
 import io.pegaflow.core.device.DeviceCopier;
 import io.pegaflow.core.error.EngineException;
-import io.pegaflow.core.plan.RangePlan;
+import io.pegaflow.kernel.plan.RangePlan;
 import io.pegaflow.sys.NativeException;
 import io.pegaflow.sys.SelfVmCopy;
 

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.jna.Memory;
 import com.sun.jna.Pointer;
-import io.pegaflow.core.plan.RangePlan;
+import io.pegaflow.kernel.plan.RangePlan;
 import io.pegaflow.sys.cuda.CudaBatchCopy;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;

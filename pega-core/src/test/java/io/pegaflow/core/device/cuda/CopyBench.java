@@ -1,7 +1,7 @@
 package io.pegaflow.core.device.cuda;
 
 import io.pegaflow.core.device.DeviceCopier;
-import io.pegaflow.core.plan.RangePlan;
+import io.pegaflow.kernel.plan.RangePlan;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -3,7 +3,7 @@ package io.pegaflow.core.device.cuda;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.pegaflow.core.plan.RangePlan;
+import io.pegaflow.kernel.plan.RangePlan;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.pegaflow.core.device.DeviceCopier;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
-import io.pegaflow.core.plan.RangePlan;
+import io.pegaflow.kernel.plan.RangePlan;
 import io.pegaflow.sys.cuda.Cuda;
 import java.util.ArrayList;
 import java.util.Arrays;

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import com.sun.jna.Pointer;
 import io.pegaflow.core.device.DeviceCopier;
 import io.pegaflow.core.error.EngineException;
-import io.pegaflow.core.plan.RangePlan;
+import io.pegaflow.kernel.plan.RangePlan;
 import io.pegaflow.sys.OffHeap;
 import io.pegaflow.sys.cuda.Cuda;
 import java.util.Arrays;

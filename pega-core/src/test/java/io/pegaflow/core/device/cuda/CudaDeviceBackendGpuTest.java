@@ -8,7 +8,7 @@ import io.pegaflow.core.device.Caller;
 import io.pegaflow.core.device.DeviceCopier;
 import io.pegaflow.core.device.LayerMemory;
 import io.pegaflow.core.error.EngineException;
-import io.pegaflow.core.plan.RangePlan;
+import io.pegaflow.kernel.plan.RangePlan;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.HashSet;

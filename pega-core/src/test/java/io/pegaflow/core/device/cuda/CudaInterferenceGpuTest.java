@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.pegaflow.core.device.DeviceCopier;
-import io.pegaflow.core.plan.RangePlan;
+import io.pegaflow.kernel.plan.RangePlan;
 import io.pegaflow.sys.cuda.Cuda;
 import java.util.ArrayList;
 import java.util.List;

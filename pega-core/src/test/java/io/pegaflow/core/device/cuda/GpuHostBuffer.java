@@ -1,7 +1,7 @@
 package io.pegaflow.core.device.cuda;
 
 import com.sun.jna.Pointer;
-import io.pegaflow.core.memory.MemoryRegionInfo;
+import io.pegaflow.kernel.memory.MemoryRegionInfo;
 import io.pegaflow.sys.LibC;
 import io.pegaflow.sys.Posix;
 

@@ -1,4 +1,4 @@
-package io.pegaflow.core.plan;
+package io.pegaflow.kernel.plan;
 
 /**
  * When {@link RangePlan#add} may extend the previous range instead of adding one: the new range must continue the

@@ -1,4 +1,4 @@
-package io.pegaflow.core.agent;
+package io.pegaflow.kernel.agent;
 
 /**
  * What an {@link AgentRunner} does between duty cycles: nothing after a cycle that did work, otherwise wait a bounded

@@ -1,4 +1,4 @@
-package io.pegaflow.core.plan;
+package io.pegaflow.kernel.plan;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package io.pegaflow.core.plan;
+package io.pegaflow.kernel.plan;
 
 import java.util.Arrays;
 

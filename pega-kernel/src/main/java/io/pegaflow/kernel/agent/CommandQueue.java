@@ -1,4 +1,4 @@
-package io.pegaflow.core.agent;
+package io.pegaflow.kernel.agent;
 
 import java.util.ArrayList;
 import java.util.List;

@@ -1,4 +1,4 @@
-package io.pegaflow.core.agent;
+package io.pegaflow.kernel.agent;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

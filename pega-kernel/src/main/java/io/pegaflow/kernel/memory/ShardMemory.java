@@ -1,4 +1,4 @@
-package io.pegaflow.core.memory;
+package io.pegaflow.kernel.memory;
 
 /**
  * Where a pool's shards get their pages when the pool does not map them itself: memory another component allocates

@@ -1,4 +1,4 @@
-package io.pegaflow.core.agent;
+package io.pegaflow.kernel.agent;
 
 /** Monotonic time source in nanoseconds. Injected everywhere a TTL or age is computed, so tests advance time. */
 @FunctionalInterface

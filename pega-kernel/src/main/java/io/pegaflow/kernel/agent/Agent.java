@@ -1,4 +1,4 @@
-package io.pegaflow.core.agent;
+package io.pegaflow.kernel.agent;
 
 /**
  * One thread's duty cycle (the shape of Agrona's {@code Agent}): an {@link AgentRunner} calls {@link #doWork()} in a

@@ -1,4 +1,4 @@
-package io.pegaflow.core.memory;
+package io.pegaflow.kernel.memory;
 
 /**
  * One shard's whole mapped region, for registering it with RDMA or CUDA once instead of per allocation.

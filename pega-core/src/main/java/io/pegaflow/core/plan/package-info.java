@@ -1,9 +1,0 @@
-/**
- * Copy batches: {@link io.pegaflow.core.plan.RangePlan} (source, destination, length, coalesced by a
- * {@link io.pegaflow.core.plan.MergeRule}). A ground-floor package with no dependencies, so the device copiers, the
- * transfer engine and the push engine share one coalescing rule.
- */
-@NullMarked
-package io.pegaflow.core.plan;
-
-import org.jspecify.annotations.NullMarked;
