@@ -1,6 +1,6 @@
 package io.pegaflow.edge.lifecycle;
 
-import io.pegaflow.edge.SuppressForbidden;
+import io.pegaflow.kernel.SuppressForbidden;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.IntConsumer;
 import org.slf4j.Logger;

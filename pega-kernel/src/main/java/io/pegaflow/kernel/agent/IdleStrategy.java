@@ -1,5 +1,7 @@
 package io.pegaflow.kernel.agent;
 
+import java.util.function.LongSupplier;
+
 /**
  * What an {@link AgentRunner} does between duty cycles: nothing after a cycle that did work, otherwise wait a bounded
  * time for more (Agrona's {@code IdleStrategy}, with an explicit {@link #wake()} so a stop never waits out a full
@@ -7,7 +9,7 @@ package io.pegaflow.kernel.agent;
  *
  * <p>The two strategies here never spin (the machine this runs on may have two cores): {@link
  * CommandQueue#idleStrategy(long)} blocks until a command arrives, and {@link #parking(long)} sleeps for a period,
- * for agents driven by time alone.
+ * and {@link #parkingFor} until the next deadline, for agents driven by time alone.
  */
 public interface IdleStrategy {
 
@@ -20,5 +22,13 @@ public interface IdleStrategy {
     /** Parks the idling thread for up to {@code maxParkNanos} (until {@link #wake()}). */
     static IdleStrategy parking(long maxParkNanos) {
         return new ParkingIdleStrategy(maxParkNanos);
+    }
+
+    /**
+     * Parks the idling thread for as long as {@code parkNanos} says before each park (until {@link #wake()}); 0 or
+     * less returns at once. For agents that know their next deadline, such as a {@link Ticker}.
+     */
+    static IdleStrategy parkingFor(LongSupplier parkNanos) {
+        return new ParkingIdleStrategy(parkNanos);
     }
 }

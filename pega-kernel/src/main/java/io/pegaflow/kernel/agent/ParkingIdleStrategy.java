@@ -1,6 +1,7 @@
 package io.pegaflow.kernel.agent;
 
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -9,7 +10,8 @@ import org.jspecify.annotations.Nullable;
  * late they notice.
  */
 final class ParkingIdleStrategy implements IdleStrategy {
-    private final long maxParkNanos;
+    /** How long the next park may last; read before each park, so a timer agent can sleep until its next deadline. */
+    private final LongSupplier parkNanos;
     /** The thread parked in {@link #idle}, or null while none is. */
     private volatile @Nullable Thread idler;
 
@@ -19,7 +21,11 @@ final class ParkingIdleStrategy implements IdleStrategy {
         if (maxParkNanos <= 0) {
             throw new IllegalArgumentException("park period: " + maxParkNanos + " ns (expected: > 0)");
         }
-        this.maxParkNanos = maxParkNanos;
+        this.parkNanos = () -> maxParkNanos;
+    }
+
+    ParkingIdleStrategy(LongSupplier parkNanos) {
+        this.parkNanos = parkNanos;
     }
 
     @Override
@@ -29,8 +35,9 @@ final class ParkingIdleStrategy implements IdleStrategy {
         }
         idler = Thread.currentThread();
         // A wake between the flag check and the park leaves the thread's permit set, so the park returns at once.
-        if (!woken) {
-            LockSupport.parkNanos(this, maxParkNanos);
+        long park = parkNanos.getAsLong();
+        if (!woken && park > 0) {
+            LockSupport.parkNanos(this, park);
         }
         idler = null;
         woken = false;

@@ -1,7 +1,10 @@
 package io.pegaflow.metaserver.index;
 
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
+import io.pegaflow.kernel.agent.AgentRunner;
+import io.pegaflow.kernel.agent.NanoClock;
+import io.pegaflow.kernel.agent.Ticker;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import org.jspecify.annotations.Nullable;
@@ -12,7 +15,8 @@ import org.springframework.context.SmartLifecycle;
 /**
  * Runs the TTL sweep every {@code sweep-interval-secs} (first tick at start, as the reference does) and, when
  * {@code node-refresh-secs > 0}, re-reads node sessions from the database so transitions made by other replicas
- * reach this one. One daemon thread; a failing tick is logged and the next one runs as planned.
+ * reach this one. One agent ({@code metaserver-sweeper}, a kernel {@link Ticker}); a failing tick is logged and the
+ * next one runs as planned.
  */
 public final class LifecycleSweeper implements SmartLifecycle {
 
@@ -26,7 +30,7 @@ public final class LifecycleSweeper implements SmartLifecycle {
     private final LongAdder removedKeys = new LongAdder();
     private final LongAdder removedNodes = new LongAdder();
     /** Null while stopped. */
-    private volatile @Nullable ScheduledExecutorService executor;
+    private volatile @Nullable AgentRunner runner;
 
     public LifecycleSweeper(MetaStore store, long sweepIntervalMs, long refreshIntervalMs, long fenceRetentionMs) {
         this.store = store;
@@ -52,57 +56,36 @@ public final class LifecycleSweeper implements SmartLifecycle {
         return stats;
     }
 
-    @SuppressWarnings("FutureReturnValueIgnored") // the periodic tasks' futures, see below
     @Override
     public synchronized void start() {
-        if (executor != null) {
+        if (runner != null) {
             return;
         }
-        ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(runnable -> {
-            Thread thread = new Thread(runnable, "metaserver-sweeper");
-            thread.setDaemon(true);
-            return thread;
-        });
-        // The futures are not kept: guarded() logs the tasks' failures, and the tasks stop with the executor (stop()
-        // shuts it down), not by cancelling the futures.
-        scheduler.scheduleWithFixedDelay(
-                () -> guarded("sweep", this::sweepOnce), 0, sweepIntervalMs, TimeUnit.MILLISECONDS);
+        List<Ticker.Tick> ticks = new ArrayList<>();
+        ticks.add(Ticker.Tick.every("metaserver sweep", 0, sweepIntervalMs, TimeUnit.MILLISECONDS, this::sweepOnce));
         if (refreshIntervalMs > 0) {
-            scheduler.scheduleWithFixedDelay(
-                    () -> guarded("node refresh", store.registry()::refreshFromStore),
+            ticks.add(Ticker.Tick.every(
+                    "metaserver node refresh",
                     refreshIntervalMs,
                     refreshIntervalMs,
-                    TimeUnit.MILLISECONDS);
+                    TimeUnit.MILLISECONDS,
+                    store.registry()::refreshFromStore));
         }
-        executor = scheduler;
-    }
-
-    private static void guarded(String what, Runnable task) {
-        try {
-            task.run();
-        } catch (RuntimeException e) {
-            // An exception would cancel the periodic task for good; a database hiccup must not stop the sweep.
-            log.warn("Metaserver {} failed; retrying at the next tick", what, e);
-        }
+        runner = new Ticker("metaserver-sweeper", NanoClock.SYSTEM, ticks).start();
     }
 
     @Override
     public synchronized void stop() {
-        ScheduledExecutorService scheduler = executor;
-        executor = null;
-        if (scheduler != null) {
-            scheduler.shutdownNow();
-            try {
-                scheduler.awaitTermination(5, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+        AgentRunner r = runner;
+        runner = null;
+        if (r != null) {
+            r.close(5, TimeUnit.SECONDS);
         }
     }
 
     @Override
     public boolean isRunning() {
-        return executor != null;
+        return runner != null;
     }
 
     public long removedOwners() {

@@ -5,6 +5,9 @@ import io.pegaflow.core.metrics.EngineCounter;
 import io.pegaflow.core.metrics.EngineMetricsView;
 import io.pegaflow.core.ssd.SsdCounter;
 import io.pegaflow.core.ssd.SsdStore;
+import io.pegaflow.kernel.agent.AgentRunner;
+import io.pegaflow.kernel.agent.NanoClock;
+import io.pegaflow.kernel.agent.Ticker;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -13,9 +16,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.PropertyNamingStrategies;
@@ -46,7 +46,7 @@ public final class ThroughputHistory implements AutoCloseable {
     private final Optional<SsdStore> ssd;
     private final Clock clock;
     private final ArrayDeque<Sample> samples = new ArrayDeque<>();
-    private @Nullable ScheduledExecutorService timer;
+    private @Nullable AgentRunner sampler;
 
     ThroughputHistory(PegaEngine engine, Optional<SsdStore> ssd, Clock clock) {
         this.engine = engine;
@@ -54,18 +54,19 @@ public final class ThroughputHistory implements AutoCloseable {
         this.clock = clock;
     }
 
-    /** Takes the first sample now and one every {@link #INTERVAL} on a daemon thread until {@link #close()}. */
+    /**
+     * Takes the first sample now and one every {@link #INTERVAL} on an agent ({@code pega-admin-history}, a kernel
+     * {@link Ticker}) until {@link #close()}.
+     */
     ThroughputHistory start() {
         sample();
-        ScheduledExecutorService t = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread thread = new Thread(r, "pega-admin-history");
-            thread.setDaemon(true);
-            return thread;
-        });
-        // Sampling reads counters only; nothing waits for the task, which ends with shutdownNow.
-        ScheduledFuture<?> unused =
-                t.scheduleAtFixedRate(this::sample, INTERVAL.toMillis(), INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
-        timer = t;
+        long period = INTERVAL.toMillis();
+        sampler = new Ticker(
+                        "pega-admin-history",
+                        NanoClock.SYSTEM,
+                        List.of(Ticker.Tick.every(
+                                "admin throughput sample", period, period, TimeUnit.MILLISECONDS, this::sample)))
+                .start();
         return this;
     }
 
@@ -108,9 +109,9 @@ public final class ThroughputHistory implements AutoCloseable {
 
     @Override
     public void close() {
-        ScheduledExecutorService t = timer;
-        if (t != null) {
-            t.shutdownNow();
+        AgentRunner r = sampler;
+        if (r != null) {
+            r.close(5, TimeUnit.SECONDS);
         }
     }
 }

@@ -9,7 +9,10 @@ import io.pegaflow.core.block.SlotData;
 import io.pegaflow.core.memory.PinnedAllocation;
 import io.pegaflow.core.tier.BackingTier;
 import io.pegaflow.core.tier.ReclaimingAllocator;
+import io.pegaflow.kernel.agent.AgentGroup;
+import io.pegaflow.kernel.agent.CommandQueue;
 import io.pegaflow.kernel.agent.NanoClock;
+import io.pegaflow.kernel.agent.TaskAgents;
 import io.pegaflow.kernel.plan.MergeRule;
 import io.pegaflow.proto.QueryBlocksForTransferRequest;
 import io.pegaflow.proto.QueryBlocksForTransferResponse;
@@ -26,14 +29,10 @@ import io.pegaflow.transfer.TransferResult;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -63,8 +62,8 @@ import org.slf4j.LoggerFactory;
  * rates, clamps the batch's timeout to what is left of it, and uses nothing of a batch whose result it saw later (the
  * completion grace can outlast the lock), counting {@link Failure#LOCK_EXPIRED}.
  *
- * <p>Fetches run on a small pool of their own (each waits for RPCs and gets); when its queue is full a fetch is refused
- * and counts as a miss. Ownership: the engine closes the tier; the tier closes its channels and its threads, not the
+ * <p>Fetches run on a few worker agents of their own ({@code pega-remote-fetch-i}, kernel {@link TaskAgents}: each waits
+ * for RPCs and gets); when their queue is full a fetch is refused and counts as a miss. Ownership: the engine closes the tier; the tier closes its channels and its threads, not the
  * transfer engine (Spring closes that before the engine unmaps the pool).
  */
 public final class RemoteFetchTier implements BackingTier {
@@ -100,7 +99,8 @@ public final class RemoteFetchTier implements BackingTier {
     private final RdmaProperties settings;
     private final NanoClock clock;
     private final RemoteFetchStats stats = new RemoteFetchStats();
-    private final ThreadPoolExecutor fetchers;
+    private final TaskAgents fetchers;
+    private final AgentGroup agents = new AgentGroup();
     private volatile boolean closed;
 
     /** Who owns which prefix: the metaserver's {@code QueryPrefixBlocks}. */
@@ -130,14 +130,7 @@ public final class RemoteFetchTier implements BackingTier {
         this.links = new PeerLinks(credential);
         this.handshakes = new PeerHandshakes(
                 transfers, links, self, settings.connectTimeout().toNanos(), connected);
-        AtomicInteger n = new AtomicInteger();
-        this.fetchers =
-                new ThreadPoolExecutor(THREADS, THREADS, 30, TimeUnit.SECONDS, new ArrayBlockingQueue<>(QUEUE), r -> {
-                    Thread t = new Thread(r, "pega-remote-fetch-" + n.incrementAndGet());
-                    t.setDaemon(true);
-                    return t;
-                });
-        this.fetchers.allowCoreThreadTimeOut(true);
+        this.fetchers = new TaskAgents("pega-remote-fetch", THREADS, QUEUE, clock).start(agents);
     }
 
     @Override
@@ -156,21 +149,23 @@ public final class RemoteFetchTier implements BackingTier {
         }
         List<BlockKey> wanted = List.copyOf(keys.subList(0, Math.min(keys.size(), settings.maxFetchBlocks())));
         CompletableFuture<List<SealedBlock>> out = new CompletableFuture<>();
-        try {
-            fetchers.execute(() -> {
-                stats.running.incrementAndGet();
-                try {
-                    out.complete(fetch(wanted, memory));
-                } catch (RuntimeException | Error e) {
-                    LOG.error("remote fetch failed unexpectedly", e);
-                    out.complete(List.of());
-                } finally {
-                    stats.running.decrementAndGet();
-                }
-            });
-        } catch (RejectedExecutionException e) {
+        Runnable run = () -> {
+            stats.running.incrementAndGet();
+            try {
+                out.complete(fetch(wanted, memory));
+            } catch (RuntimeException e) {
+                LOG.error("remote fetch failed unexpectedly", e);
+                out.complete(List.of());
+            } finally {
+                stats.running.decrementAndGet();
+            }
+        };
+        Runnable refuse = () -> {
             stats.failed(Failure.REJECTED);
             out.complete(List.of());
+        };
+        if (fetchers.submit(new TaskAgents.Job("remote fetch", run, refuse)) != CommandQueue.Offer.ACCEPTED) {
+            refuse.run();
         }
         return out;
     }
@@ -529,13 +524,9 @@ public final class RemoteFetchTier implements BackingTier {
             return;
         }
         closed = true;
-        fetchers.shutdown();
-        try {
-            if (!fetchers.awaitTermination(CLOSE_WAIT_SECONDS, TimeUnit.SECONDS)) {
-                LOG.warn("remote fetches still running after {} s at close", CLOSE_WAIT_SECONDS);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        // queued fetches that no worker reaches in time complete empty (a miss), never hang their query
+        if (!fetchers.close(CLOSE_WAIT_SECONDS, TimeUnit.SECONDS)) {
+            LOG.warn("remote fetches still running after {} s at close", CLOSE_WAIT_SECONDS);
         }
         links.close();
     }

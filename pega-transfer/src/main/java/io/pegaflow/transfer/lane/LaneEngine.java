@@ -1,7 +1,9 @@
 package io.pegaflow.transfer.lane;
 
+import io.pegaflow.kernel.agent.AgentGroup;
 import io.pegaflow.kernel.agent.AgentRunner;
 import io.pegaflow.kernel.agent.NanoClock;
+import io.pegaflow.kernel.agent.TaskAgents;
 import io.pegaflow.transfer.PeerId;
 import io.pegaflow.transfer.PeerView;
 import io.pegaflow.transfer.TransferBatch;
@@ -40,10 +42,15 @@ public final class LaneEngine implements TransferEngine, LaneListener {
     private static final Logger LOG = LoggerFactory.getLogger(LaneEngine.class);
     /** How long close waits for the lanes to close their endpoints and stop. */
     static final long CLOSE_TIMEOUT_NANOS = 15_000_000_000L;
+    /** Batch completions that may wait for the completion agent; every in-flight batch has at most one. */
+    private static final int COMPLETION_QUEUE = 4096;
 
     private final Fabric fabric;
     private final NanoClock clock;
     private final Executor completions;
+    /** The completion agent this engine started because none was handed in; null when the owner gave one. */
+    private final @Nullable TaskAgents ownCompletions;
+
     private final HandshakeDescriptor local;
     private final List<Lane<?>> lanes;
     private final List<AgentRunner> runners = new ArrayList<>();
@@ -54,12 +61,21 @@ public final class LaneEngine implements TransferEngine, LaneListener {
     /**
      * Takes ownership of the fabric and starts one thread per lane.
      *
-     * @param completions where batch futures complete (never a lane thread)
+     * @param completions where batch futures complete (never a lane thread while it has room); null: the engine starts
+     *     its own completion agent ({@code pega-transfer-complete-0}) and stops it last at {@link #close()}
      */
-    public LaneEngine(Fabric fabric, NanoClock clock, Executor completions) {
+    public LaneEngine(Fabric fabric, NanoClock clock, @Nullable Executor completions) {
         this.fabric = fabric;
         this.clock = clock;
-        this.completions = completions;
+        if (completions == null) {
+            this.ownCompletions =
+                    new TaskAgents("pega-transfer-complete", 1, COMPLETION_QUEUE, clock).start(new AgentGroup());
+            // a full completion queue runs the completion on the lane: late rather than lost
+            this.completions = ownCompletions.orCallerRuns();
+        } else {
+            this.ownCompletions = null;
+            this.completions = completions;
+        }
         this.lanes = List.copyOf(fabric.lanes());
         List<byte[]> addresses = new ArrayList<>(lanes.size());
         for (Lane<?> lane : lanes) {
@@ -72,6 +88,9 @@ public final class LaneEngine implements TransferEngine, LaneListener {
             // nothing started yet: release the workers here, then the fabric, so a refused setup leaks nothing
             lanes.forEach(Lane::release);
             fabric.release();
+            if (ownCompletions != null) {
+                ownCompletions.close(5, TimeUnit.SECONDS);
+            }
             throw new TransferException(Kind.INIT_FAILED, "transfer engine: " + e.getMessage(), e);
         }
         for (Lane<?> lane : lanes) {
@@ -310,6 +329,10 @@ public final class LaneEngine implements TransferEngine, LaneListener {
                     "transfer lanes did not stop in {} s; leaving UCX memory and context in place",
                     CLOSE_TIMEOUT_NANOS / 1_000_000_000L);
             fabric.abandon();
+        }
+        if (ownCompletions != null) {
+            // last: the failures completed above may still be queued for it
+            ownCompletions.close(5, TimeUnit.SECONDS);
         }
     }
 

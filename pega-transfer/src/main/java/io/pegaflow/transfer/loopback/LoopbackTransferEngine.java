@@ -9,7 +9,7 @@ import io.pegaflow.transfer.lane.LaneEngine;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ForkJoinPool;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The transfer engine's contract with memcpy for a network: engines of one JVM connect to each other through their
@@ -21,11 +21,11 @@ public final class LoopbackTransferEngine {
 
     /** An engine over {@code regions}, which must stay mapped until it is closed. NIC names are only counted. */
     public static TransferEngine open(TransferConfig config, List<MemoryRegionInfo> regions, NanoClock clock) {
-        return open(config, regions, clock, ForkJoinPool.commonPool());
+        return open(config, regions, clock, null);
     }
 
     public static TransferEngine open(
-            TransferConfig config, List<MemoryRegionInfo> regions, NanoClock clock, Executor completions) {
+            TransferConfig config, List<MemoryRegionInfo> regions, NanoClock clock, @Nullable Executor completions) {
         return new LaneEngine(new LoopbackFabric(config, regions), clock, completions);
     }
 

@@ -8,7 +8,6 @@ import io.pegaflow.transfer.lane.LaneEngine;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ForkJoinPool;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -28,7 +27,7 @@ public final class UcxTransferEngine {
      *     on what was configured
      */
     public static TransferEngine open(TransferConfig config, List<MemoryRegionInfo> regions, NanoClock clock) {
-        return open(config, regions, clock, ForkJoinPool.commonPool(), Path.of("/sys/class"));
+        return open(config, regions, clock, null, Path.of("/sys/class"));
     }
 
     /** As {@link #open(TransferConfig, List, NanoClock)}, with the completion executor and sysfs root given. */
@@ -36,7 +35,7 @@ public final class UcxTransferEngine {
             TransferConfig config,
             List<MemoryRegionInfo> regions,
             NanoClock clock,
-            Executor completions,
+            @Nullable Executor completions,
             Path sysClass) {
         return new LaneEngine(UcxFabric.open(config, regions, sysClass, null), clock, completions);
     }
@@ -49,7 +48,6 @@ public final class UcxTransferEngine {
      */
     public static TransferEngine open(
             TransferConfig config, @Nullable UcxSharedMemory shared, List<MemoryRegionInfo> regions, NanoClock clock) {
-        return new LaneEngine(
-                UcxFabric.open(config, regions, Path.of("/sys/class"), shared), clock, ForkJoinPool.commonPool());
+        return new LaneEngine(UcxFabric.open(config, regions, Path.of("/sys/class"), shared), clock, null);
     }
 }

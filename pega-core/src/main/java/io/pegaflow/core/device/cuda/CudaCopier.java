@@ -2,6 +2,7 @@ package io.pegaflow.core.device.cuda;
 
 import io.pegaflow.core.device.DeviceCopier;
 import io.pegaflow.core.error.EngineException;
+import io.pegaflow.kernel.SuppressForbidden;
 import io.pegaflow.kernel.plan.RangePlan;
 import io.pegaflow.sys.OffHeap;
 import io.pegaflow.sys.cuda.Cuda;
@@ -456,6 +457,10 @@ final class CudaCopier implements DeviceCopier {
             }
         }
 
+        // The one sanctioned pool outside the kernel (decision 0015): slices of the lane's own plan, submitted while
+        // the
+        // lane thread waits for them, so they are part of the lane's duty cycle rather than agents of their own.
+        @SuppressForbidden
         ExecutorService helpers() {
             ExecutorService h = helpers;
             if (h == null) {

@@ -1,4 +1,4 @@
-package io.pegaflow.edge;
+package io.pegaflow.kernel;
 
 import java.lang.annotation.ElementType;
 import java.lang.annotation.Retention;
@@ -6,8 +6,9 @@ import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
 /**
- * Lets one member use an API that config/quality/pega-signatures.txt bans (forbidden-apis matches any annotation of
- * this simple name). Every use carries a comment saying why it is the one allowed place.
+ * Lets one member use an API that {@code config/quality/forbidden-baseline.txt} or {@code forbidden-apps.txt} bans
+ * (forbidden-apis honours any annotation of this simple name). Every use carries a comment saying why it is the one
+ * allowed place.
  */
 @Retention(RetentionPolicy.CLASS)
 @Target({ElementType.CONSTRUCTOR, ElementType.METHOD, ElementType.FIELD, ElementType.TYPE})
