@@ -14,6 +14,7 @@ import io.pegaflow.core.ssd.SsdStore;
 import io.pegaflow.edge.access.AdminAccess;
 import io.pegaflow.edge.access.AdmissionValve;
 import io.pegaflow.edge.access.SocketPeerValve;
+import io.pegaflow.node.PegaNode;
 import io.pegaflow.server.admin.AdminDocuments.Access;
 import io.pegaflow.server.admin.AdminDocuments.Cache;
 import io.pegaflow.server.admin.AdminDocuments.Connection;
@@ -63,7 +64,7 @@ class AdminApiController {
     private final PegaEngine engine;
     private final ObjectProvider<SsdStore> ssd;
     private final ObjectProvider<TransferEngine> transfer;
-    private final ObjectProvider<UcxSharedMemory> poolContext;
+    private final PegaNode node;
     private final ObjectProvider<MetaserverClient> metaserver;
     private final ObjectProvider<BuildProperties> build;
     private final AdminAccess access;
@@ -74,7 +75,7 @@ class AdminApiController {
             PegaEngine engine,
             ObjectProvider<SsdStore> ssd,
             ObjectProvider<TransferEngine> transfer,
-            ObjectProvider<UcxSharedMemory> poolContext,
+            PegaNode node,
             ObjectProvider<MetaserverClient> metaserver,
             ObjectProvider<BuildProperties> build,
             AdminAccess access,
@@ -82,7 +83,7 @@ class AdminApiController {
         this.engine = engine;
         this.ssd = ssd;
         this.transfer = transfer;
-        this.poolContext = poolContext;
+        this.node = node;
         this.metaserver = metaserver;
         this.build = build;
         this.access = access;
@@ -255,7 +256,7 @@ class AdminApiController {
 
     private PoolMemory poolMemory() {
         int shards = engine.pool().regions().size();
-        UcxSharedMemory context = poolContext.getIfUnique();
+        UcxSharedMemory context = node.poolMemory().orElse(null);
         return context == null
                 ? new PoolMemory("private", shards, 0, 0)
                 : new PoolMemory("ucx", shards, context.sharedOutstanding(), context.borrowers());

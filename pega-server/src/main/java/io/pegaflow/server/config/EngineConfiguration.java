@@ -1,23 +1,21 @@
 package io.pegaflow.server.config;
 
 import io.pegaflow.core.cache.AdmissionPolicy;
-import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.device.DeviceBackends;
 import io.pegaflow.core.device.cuda.CopyMode;
 import io.pegaflow.core.device.cuda.CudaCopyConfig;
 import io.pegaflow.core.device.cuda.CudaTopology;
 import io.pegaflow.core.engine.BlockIndexListener;
 import io.pegaflow.core.engine.EngineConfig;
-import io.pegaflow.core.engine.EngineContext;
 import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.core.journal.RegistrationJournal;
-import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
 import io.pegaflow.core.tier.BackingTier;
 import io.pegaflow.core.tier.SealedBlockSpill;
 import io.pegaflow.kernel.agent.AgentGroup;
 import io.pegaflow.kernel.agent.NanoClock;
-import io.pegaflow.kernel.memory.ShardMemory;
+import io.pegaflow.node.NodeContext;
+import io.pegaflow.node.PegaNode;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -26,10 +24,10 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.DependsOn;
 
 /**
- * Assembles the engine, in this one place, from {@link PegaProperties} and the tier, spill and index-listener beans
- * other configurations contribute ({@code ObjectProvider}s, in {@code @Order}): pool first (its regions are
- * registered by the cuda backend), then the backend, then one {@link EngineContext} that is concluded before anything
- * starts. The engine owns the pool, the backend and the tiers from then on and closes them in reverse order.
+ * Assembles the node, in this one place, from {@link PegaProperties} and what other configurations contribute (tiers,
+ * spills, index listeners, engine and node customizers: {@code ObjectProvider}s, in {@code @Order}). The node
+ * ({@link PegaNode}, plain Java) builds the parts in order and closes them in reverse; Spring holds one bean of it and
+ * exposes its parts read-only.
  */
 @Configuration(proxyBeanMethods = false)
 public class EngineConfiguration {
@@ -110,33 +108,20 @@ public class EngineConfiguration {
     }
 
     /**
-     * The pinned pool, a bean of its own so that what registers its regions before the engine starts (the transfer
-     * engine, {@code pega.rdma.*}) can be built from it. Its shards come from a {@link ShardMemory} bean when there is
-     * one (the transfer engine's UCX context, {@code pega.rdma.shm-pool}). The engine owns and closes it; the destroy
-     * method only matters when startup fails before the engine took it over (closing is idempotent).
+     * The node: pool, backend, engine and whatever the features' {@link NodeCustomizer}s add (P2P transfers, the
+     * remote tier, the P/D push), built in order by {@link PegaNode#launch} and closed in reverse by its one close.
+     * The engine's tiers, spills, index listeners and customizers are whatever beans of those types exist, in
+     * {@code @Order} (SSD contributes a tier and its store as a spill; the metaserver client is a listener); the node
+     * adds the remote tier after them. With {@code pega.state.dir} the registration journal records what the engine
+     * accepts; the restore of what it held runs later, just before the gRPC port opens ({@code JournalRestore}).
      */
     // The preflight refuses what cannot work (memory, ports, paths) before the pool is mapped and pre-touched, and so
-    // does a registration journal of a newer format: it is opened first, so such a start costs no pinning.
+    // does a registration journal of a newer format: it is opened first, so such a start costs no pinning. The
+    // shutdown log is destroyed after the node, so its line says the pool is unmapped.
     @Bean(destroyMethod = "close")
     @DependsOn({"startupPreflight", "shutdownLog"})
-    PinnedMemoryPool pegaPool(
-            EngineConfig config, ObjectProvider<RegistrationJournal> journal, ObjectProvider<ShardMemory> memory) {
-        journal.getIfAvailable();
-        return PinnedMemoryPool.create(config.pool(), memory.getIfAvailable());
-    }
-
-    /**
-     * The engine. Tiers, spills, index listeners and customizers are whatever beans of those types exist, in
-     * {@code @Order} (SSD contributes a tier and its store as a spill; the metaserver client is a listener; the remote
-     * tier comes after SSD). With {@code pega.state.dir} the registration journal records what the engine accepts;
-     * the restore of what it held runs later, just before the gRPC port opens ({@code JournalRestore}).
-     */
-    // The shutdown log is destroyed after the engine, so its line says the pool is unmapped.
-    @Bean(destroyMethod = "close")
-    @DependsOn({"startupPreflight", "shutdownLog"})
-    PegaEngine pegaEngine(
+    PegaNode pegaNode(
             EngineConfig config,
-            PinnedMemoryPool pool,
             PegaProperties p,
             LimitsProperties limits,
             StateProperties state,
@@ -146,44 +131,34 @@ public class EngineConfiguration {
             ObjectProvider<BackingTier> tiers,
             ObjectProvider<SealedBlockSpill> spills,
             ObjectProvider<BlockIndexListener> indexListeners,
-            ObjectProvider<EngineCustomizer> customizers) {
+            ObjectProvider<EngineCustomizer> engineCustomizers,
+            ObjectProvider<NodeCustomizer> nodeCustomizers) {
         RegistrationJournal log = journal.getIfAvailable();
-        DeviceBackend backend;
-        try {
-            int[] devices =
-                    p.device().devices().stream().mapToInt(Integer::intValue).toArray();
-            backend = DeviceBackends.select(p.device().backend(), devices, pool.regions(), copyConfig(p.cuda()));
-        } catch (RuntimeException e) {
-            pool.close();
-            throw e;
-        }
-        LOG.info(
-                "pool ready: {} MiB in {} ms, backend {}",
-                pool.capacityBytes() >> 20,
-                pool.readyNanos() / 1_000_000,
-                backend.name());
-        EngineContext context = new EngineContext()
-                .config(config)
-                .pool(pool)
-                .backend(backend)
+        int[] devices =
+                p.device().devices().stream().mapToInt(Integer::intValue).toArray();
+        NodeContext node = new NodeContext()
+                .engine(config)
+                .backend(regions -> DeviceBackends.select(p.device().backend(), devices, regions, copyConfig(p.cuda())))
                 .clock(NanoClock.SYSTEM)
-                .limits(limits.toEngineLimits())
-                .detachedIdleTimeout(state.detachedIdleTimeout())
-                .agents(agents);
-        admission.ifAvailable(context::admission);
-        if (log != null) {
-            context.registrationLog(log);
-        }
-        try {
-            customizers.orderedStream().forEach(c -> c.customize(context));
-            tiers.orderedStream().forEach(context::tier);
-            spills.orderedStream().forEach(context::spill);
-            indexListeners.orderedStream().forEach(context::indexListener);
-        } catch (RuntimeException e) {
-            pool.close();
-            backend.close();
-            throw e;
-        }
-        return PegaEngine.launch(context); // closes pool, backend and tiers itself if it fails
+                .agents(agents)
+                .engineSetup(context -> {
+                    context.limits(limits.toEngineLimits()).detachedIdleTimeout(state.detachedIdleTimeout());
+                    admission.ifAvailable(context::admission);
+                    if (log != null) {
+                        context.registrationLog(log);
+                    }
+                    engineCustomizers.orderedStream().forEach(c -> c.customize(context));
+                    tiers.orderedStream().forEach(context::tier);
+                    spills.orderedStream().forEach(context::spill);
+                    indexListeners.orderedStream().forEach(context::indexListener);
+                });
+        nodeCustomizers.orderedStream().forEach(c -> c.customize(node));
+        return PegaNode.launch(node);
+    }
+
+    /** The node's engine; the node closes it. */
+    @Bean(destroyMethod = "")
+    PegaEngine pegaEngine(PegaNode node) {
+        return node.engine();
     }
 }

@@ -2,18 +2,20 @@ package io.pegaflow.server.transfer;
 
 import io.pegaflow.edge.access.ClusterCredential;
 import io.pegaflow.kernel.agent.NanoClock;
+import io.pegaflow.node.PegaNode;
 import io.pegaflow.proto.NodePrefixResult;
+import io.pegaflow.server.config.NodeCustomizer;
 import io.pegaflow.server.internode.MetaserverClient;
-import io.pegaflow.transfer.TransferEngine;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Condition;
 import org.springframework.context.annotation.ConditionContext;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.core.annotation.Order;
 import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.util.StringUtils;
 
@@ -37,23 +39,27 @@ public class RemoteTierConfiguration {
         }
     }
 
-    /** Owned and closed by the engine (closing twice is harmless, so a failed startup closes it too). */
-    @Bean(destroyMethod = "close")
-    @Order(TIER_ORDER)
-    RemoteFetchTier remoteFetchTier(
+    /** The node builds the tier over its transfer engine and adds it after SSD; the engine closes it. */
+    @Bean
+    NodeCustomizer remoteTierNode(
             MetaserverClient metaserver,
-            TransferEngine transfers,
             RdmaProperties rdma,
-            TransferMeters meters,
+            ObjectProvider<TransferMeters> meters,
             ClusterCredential credential) {
-        return new RemoteFetchTier(
+        return node -> node.remoteTier(transfers -> new RemoteFetchTier(
                 (namespace, hashes) -> owners(metaserver.queryPrefix(namespace, hashes, rdma.rpcTimeout())),
                 transfers,
                 metaserver.advertiseAddr(),
                 rdma,
                 NanoClock.SYSTEM,
-                meters::peerSeen,
-                credential.attach());
+                // looked up at the first handshake, once the node (and with it the meters) exists
+                peer -> meters.ifAvailable(m -> m.peerSeen(peer)),
+                credential.attach()));
+    }
+
+    /** The node's remote tier, when it has one (for metrics and {@code GET /transfer}). */
+    static Optional<RemoteFetchTier> of(PegaNode node) {
+        return node.remoteTier().map(RemoteFetchTier.class::cast);
     }
 
     private static List<RemoteFetchTier.Owner> owners(List<NodePrefixResult> nodes) {

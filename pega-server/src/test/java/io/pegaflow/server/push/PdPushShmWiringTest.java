@@ -2,11 +2,10 @@ package io.pegaflow.server.push;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.pegaflow.core.memory.PinnedMemoryPool;
+import io.pegaflow.node.PegaNode;
 import io.pegaflow.transfer.ucx.UcxSharedMemory;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.test.context.TestPropertySource;
 
 /**
@@ -17,15 +16,15 @@ import org.springframework.test.context.TestPropertySource;
 class PdPushShmWiringTest extends PdPushWiringTest {
 
     @Autowired
-    @Qualifier(PdPushConfiguration.POOL_MEMORY_BEAN)
-    UcxSharedMemory poolMemory;
-
-    @Autowired
-    PinnedMemoryPool pool;
+    PegaNode node;
 
     @Test
     void shouldAllocateThePoolFromThePushEnginesContextInSharedMemory() {
-        assertThat(poolMemory.outstanding()).isEqualTo(pool.regions().size());
-        assertThat(poolMemory.sharedOutstanding()).isEqualTo(pool.regions().size());
+        UcxSharedMemory poolMemory = node.poolMemory().orElseThrow();
+        int shards = node.engine().pool().regions().size();
+        assertThat(node.transfers()).as("P2P is off").isEmpty();
+        assertThat(poolMemory.outstanding()).isEqualTo(shards);
+        assertThat(poolMemory.sharedOutstanding()).isEqualTo(shards);
+        assertThat(poolMemory.borrowers()).as("the push engine runs on it").isEqualTo(1);
     }
 }

@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import com.google.protobuf.ByteString;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.pegaflow.core.engine.PegaEngine;
+import io.pegaflow.node.PegaNode;
 import io.pegaflow.proto.QueryReady;
 import io.pegaflow.proto.QueryResponse;
 import io.pegaflow.server.PegaServerApplication;
@@ -175,7 +176,9 @@ class RemotePrefetchTest {
             reader.unregister();
             owner.unregister();
         }
-        RemoteFetchStats stats = b.context().getBean(RemoteFetchTier.class).stats();
+        RemoteFetchStats stats = RemoteTierConfiguration.of(b.context().getBean(PegaNode.class))
+                .orElseThrow()
+                .stats();
         assertThat(stats.blocksFetched()).isGreaterThanOrEqualTo(8);
         assertThat(stats.running()).isZero();
 
@@ -232,7 +235,9 @@ class RemotePrefetchTest {
         List<ByteString> hashes = BlockPattern.hashes(93, 3);
         String gone = HOST + ":" + freePort();
         metaserver.plant(NAMESPACE, hashes, gone);
-        RemoteFetchStats stats = b.context().getBean(RemoteFetchTier.class).stats();
+        RemoteFetchStats stats = RemoteTierConfiguration.of(b.context().getBean(PegaNode.class))
+                .orElseThrow()
+                .stats();
         long handshakeFailures = stats.failures(RemoteFetchStats.Failure.HANDSHAKE);
         try (MockVllmWorker reader = worker(b, "reader-b3");
                 MockScheduler scheduler = MockScheduler.connect(HOST, b.port())) {

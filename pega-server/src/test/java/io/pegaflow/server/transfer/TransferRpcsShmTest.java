@@ -2,12 +2,10 @@ package io.pegaflow.server.transfer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.pegaflow.core.memory.PinnedMemoryPool;
-import io.pegaflow.kernel.memory.ShardMemory;
+import io.pegaflow.node.PegaNode;
 import io.pegaflow.transfer.ucx.UcxSharedMemory;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.context.ApplicationContext;
 import org.springframework.test.context.TestPropertySource;
 
 /**
@@ -21,22 +19,14 @@ import org.springframework.test.context.TestPropertySource;
 class TransferRpcsShmTest extends TransferRpcsTest {
 
     @Autowired
-    UcxSharedMemory poolMemory;
-
-    @Autowired
-    PinnedMemoryPool pool;
-
-    @Autowired
-    ApplicationContext context;
+    PegaNode node;
 
     @Test
     void shouldRunThePoolInSharedMemoryTheTransferContextAllocated() {
-        assertThat(poolMemory.outstanding()).isEqualTo(pool.regions().size());
-        assertThat(poolMemory.sharedOutstanding()).isEqualTo(pool.regions().size());
-        assertThat(context.containsBean("pdPoolMemory"))
-                .as("the push engine's context allocates nothing")
-                .isFalse();
-        assertThat(context.getBeansOfType(ShardMemory.class)).containsOnlyKeys("rdmaPoolMemory");
+        UcxSharedMemory poolMemory = node.poolMemory().orElseThrow();
+        int shards = node.engine().pool().regions().size();
+        assertThat(poolMemory.outstanding()).isEqualTo(shards);
+        assertThat(poolMemory.sharedOutstanding()).isEqualTo(shards);
         assertThat(poolMemory.borrowers())
                 .as("the transfer engine and the push engine (same NICs and transports) run on the one context")
                 .isEqualTo(2);
