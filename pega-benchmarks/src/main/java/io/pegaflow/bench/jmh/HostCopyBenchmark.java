@@ -76,7 +76,7 @@ public class HostCopyBenchmark {
 
         @Setup(Level.Trial)
         public void setUp(Copy copy) {
-            PinnedAllocation a = copy.fixture.engine().pool().allocate(copy.totalBytes);
+            PinnedAllocation a = copy.fixture.engine().staging().allocate("native baseline", copy.totalBytes);
             if (a == null) {
                 throw new IllegalStateException("pool has no room for " + copy.totalBytes + " bytes");
             }

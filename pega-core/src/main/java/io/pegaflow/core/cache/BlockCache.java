@@ -25,7 +25,7 @@ import java.util.function.BiConsumer;
  * <p>Ownership: the cache owns one reference of every resident block. Lookups that hand blocks out retain them for
  * the caller.
  */
-public final class BlockCache {
+public final class BlockCache implements CacheView {
     private final ReentrantLock lock = new ReentrantLock();
     private final LinkedHashMap<BlockKey, SealedBlock> map = new LinkedHashMap<>(1024, 0.75f, true);
     private final AdmissionPolicy admission;
@@ -84,6 +84,7 @@ public final class BlockCache {
     }
 
     /** Looks up each key without prefix semantics (misses skipped); hits are retained for the caller. */
+    @Override
     public void lookupEach(List<BlockKey> keys, BiConsumer<BlockKey, SealedBlock> sink) {
         lock.lock();
         try {
@@ -181,6 +182,7 @@ public final class BlockCache {
         }
     }
 
+    @Override
     public int size() {
         lock.lock();
         try {
@@ -190,6 +192,7 @@ public final class BlockCache {
         }
     }
 
+    @Override
     public long residentBytes() {
         lock.lock();
         try {

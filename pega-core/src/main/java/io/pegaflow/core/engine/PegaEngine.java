@@ -4,6 +4,7 @@ import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.SealedBlock;
 import io.pegaflow.core.block.SlotData;
 import io.pegaflow.core.cache.BlockCache;
+import io.pegaflow.core.cache.CacheView;
 import io.pegaflow.core.cache.EvictedBlocks;
 import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.error.EngineException;
@@ -16,6 +17,7 @@ import io.pegaflow.core.lease.LeaseSummary;
 import io.pegaflow.core.lease.LeaseTable;
 import io.pegaflow.core.lease.TransferLockTable;
 import io.pegaflow.core.memory.PinnedMemoryPool;
+import io.pegaflow.core.memory.PoolView;
 import io.pegaflow.core.metrics.DurationRecorder;
 import io.pegaflow.core.metrics.EngineMetrics;
 import io.pegaflow.core.metrics.EngineMetricsView;
@@ -554,11 +556,18 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         return side;
     }
 
-    public PinnedMemoryPool pool() {
+    /** The pool, read-only: memory is taken through {@link #staging()} and the data paths, never from here. */
+    public PoolView pool() {
         return pool;
     }
 
-    public BlockCache cache() {
+    /** The RAM cache, read-only. */
+    public CacheView cache() {
+        return cache;
+    }
+
+    /** The cache itself, for tests of this package that drive eviction. */
+    BlockCache blockCache() {
         return cache;
     }
 

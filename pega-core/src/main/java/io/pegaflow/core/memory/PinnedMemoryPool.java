@@ -27,7 +27,7 @@ import org.slf4j.LoggerFactory;
  * <p>Thread-safe. Counters ({@link #usedBytes()}, {@link #outstandingAllocations()}) are atomics updated outside the
  * shard locks, so they are exact when the pool is quiescent and may lag by in-flight calls otherwise.
  */
-public final class PinnedMemoryPool implements AutoCloseable {
+public final class PinnedMemoryPool implements PoolView, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PinnedMemoryPool.class);
 
     private final PoolConfig config;
@@ -171,6 +171,7 @@ public final class PinnedMemoryPool implements AutoCloseable {
     }
 
     /** Allocatable bytes over all shards: each shard's mapping rounded down to whole units. */
+    @Override
     public long capacityBytes() {
         return capacityBytes;
     }
@@ -181,6 +182,7 @@ public final class PinnedMemoryPool implements AutoCloseable {
     }
 
     /** Bytes held by live allocations, at their rounded sizes. */
+    @Override
     public long usedBytes() {
         return usedBytes.get();
     }
@@ -189,6 +191,7 @@ public final class PinnedMemoryPool implements AutoCloseable {
      * The largest request that surely succeeds now, up to allocator bin rounding: the maximum over shards of the
      * lower bound of each shard's highest non-empty size class. A larger request may still succeed.
      */
+    @Override
     public long largestFreeBytes() {
         long largest = 0;
         for (PoolShard shard : shards) {
@@ -198,21 +201,25 @@ public final class PinnedMemoryPool implements AutoCloseable {
     }
 
     /** Allocations not yet fully released (plus allocate calls in flight); 0 when every holder has released. */
+    @Override
     public int outstandingAllocations() {
         return outstanding.get();
     }
 
     /** Nanoseconds {@link #create} took to map and pre-touch every shard. */
+    @Override
     public long readyNanos() {
         return readyNanos;
     }
 
     /** Each shard's whole mapping, in shard order, for one-time RDMA or CUDA registration. */
+    @Override
     public List<MemoryRegionInfo> regions() {
         return regions;
     }
 
     /** The configuration this pool was built from. */
+    @Override
     public PoolConfig config() {
         return config;
     }

@@ -99,14 +99,14 @@ class PegaEngineTransferLockTest {
     void shouldMakeBlocksEvictableOnceAnUnreleasedLockExpires() {
         saved("evictable", 3);
         engine.lockForTransfer(NAMESPACE, hashes(3, BLOCKS), "dead-peer:1");
-        assertThat(engine.cache().evictLru(BLOCKS).count())
+        assertThat(engine.blockCache().evictLru(BLOCKS).count())
                 .as("locked blocks are skipped")
                 .isZero();
 
         harness.advance(LOCK_TIMEOUT);
         engine.runMaintenance();
 
-        var evicted = engine.cache().evictLru(BLOCKS);
+        var evicted = engine.blockCache().evictLru(BLOCKS);
         assertThat(evicted.count()).isEqualTo(BLOCKS);
         evicted.releaseAll();
         assertThat(engine.pool().outstandingAllocations()).isZero();

@@ -2,7 +2,7 @@ package io.pegaflow.server.admin;
 
 import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.core.lease.LeaseSummary;
-import io.pegaflow.core.memory.PinnedMemoryPool;
+import io.pegaflow.core.memory.PoolView;
 import io.pegaflow.core.metrics.EngineCounter;
 import io.pegaflow.core.metrics.EngineMetricsView;
 import io.pegaflow.core.ssd.ShardStatus;
@@ -104,7 +104,7 @@ class AdminApiController {
 
     @GetMapping("/overview")
     Overview overview() {
-        PinnedMemoryPool p = engine.pool();
+        PoolView p = engine.pool();
         EngineMetricsView m = engine.metrics();
         Pool pool = new Pool(
                 p.capacityBytes(),

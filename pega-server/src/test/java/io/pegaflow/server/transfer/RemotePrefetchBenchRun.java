@@ -167,7 +167,7 @@ class RemotePrefetchBenchRun {
                 for (TransferSlotInfo s : blk.getSlotsList()) {
                     if (left < s.getKSize()) {
                         long size = Math.max(s.getKSize(), Math.min(RemoteFetchTier.CHUNK_BYTES, total));
-                        PinnedAllocation chunk = engineB.pool().allocate(size);
+                        PinnedAllocation chunk = engineB.staging().allocate("bench memory", size);
                         assertThat(chunk).as("bench memory").isNotNull();
                         chunks.add(chunk);
                         at = chunk.address();
