@@ -28,6 +28,12 @@ READY_MAGIC = 0x524C4650
 STATE_MAGIC = 0x50464C44
 
 
+def _checked_name(name: str, prefix: str) -> str:
+    if not name.startswith(prefix) or "/" in name or len(name) > 200:
+        raise ValueError(f"not a {prefix}* shared-memory object name: {name!r}")
+    return name
+
+
 class PushTimeout(TimeoutError):
     """A wait passed its deadline: treat the request as failed (decode: recompute it)."""
 
@@ -38,26 +44,34 @@ class PushServerGone(ConnectionError):
 
 
 class _Shm:
-    def __init__(self, prefix: str, size: int):
-        self.name = f"{prefix}{uuid.uuid4().hex}"
+    def __init__(self, prefix: str, size: int, attach: Optional[str] = None):
+        """Creates a new object named ``prefix`` + a random suffix, or (``attach``) maps one another process of this
+        user created, which this one then only unmaps: its creator unlinks it."""
+        self._owner = attach is None
+        self.name = f"{prefix}{uuid.uuid4().hex}" if attach is None else _checked_name(attach, prefix)
         self._path = _SHM + self.name
-        fd = os.open(self._path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
+        flags = os.O_CREAT | os.O_EXCL | os.O_RDWR if self._owner else os.O_RDWR
+        fd = os.open(self._path, flags, 0o600)
         try:
-            os.ftruncate(fd, size)
+            if self._owner:
+                os.ftruncate(fd, size)
+            elif os.fstat(fd).st_size < size:
+                raise ValueError(f"{self.name} holds {os.fstat(fd).st_size} bytes, expected {size}")
             self._map = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
         finally:
             os.close(fd)
         self._closed = False
 
     def close(self) -> None:
-        """Unmaps and unlinks, once."""
+        """Unmaps, and unlinks an object this one created; once."""
         if not self._closed:
             self._closed = True
             self._map.close()
-            try:
-                os.unlink(self._path)
-            except FileNotFoundError:
-                pass
+            if self._owner:
+                try:
+                    os.unlink(self._path)
+                except FileNotFoundError:
+                    pass
 
     def __enter__(self):
         return self
@@ -87,12 +101,27 @@ class LayerReady(_Shm):
 class StateObject(_Shm):
     """A load_state (decode, one per rank) or push_state (prefill) object."""
 
-    def __init__(self):
-        super().__init__("pega_load_", 32)
-        struct.pack_into("<QII", self._map, 0, 8, STATE_MAGIC, 1)
+    def __init__(self, attach: Optional[str] = None):
+        super().__init__("pega_load_", 32, attach)
+        if attach is None:
+            struct.pack_into("<QII", self._map, 0, 8, STATE_MAGIC, 1)
+        elif struct.unpack_from("<QII", self._map, 0) != (8, STATE_MAGIC, 1):
+            raise ValueError(f"{self.name} is not a state object")
+
+    @classmethod
+    def attach(cls, name: str) -> "StateObject":
+        """Maps a state object another process of this user created (a vLLM worker attaches the load_state its
+        scheduler created); closing it only unmaps."""
+        return cls(attach=name)
 
     def state(self) -> int:
         return struct.unpack_from("<q", self._map, 16)[0]
+
+    def fail_unsent(self) -> None:
+        """Writes -1 into an object no server was ever given (its PrepareReceive or StartPush failed), so that whoever
+        waits on it takes the failure path at once. Never call it on an object a server may still write."""
+        if self.state() == 0:
+            struct.pack_into("<q", self._map, 16, -1)
 
     def wait(self, timeout_s: float, poll_s: float = 0.0002) -> int:
         """Waits for the verdict: 1 done, < 0 failed. Raises PushTimeout after timeout_s (never waits forever)."""
