@@ -7,13 +7,14 @@
 # decode completion signal), the forward time and the overlap (from the decode server's per-layer timeline, GET /pd).
 #
 #   gpu-tests/pd_push.sh [REPORT_DIR]          (default gpu-tests/report-pd)
+#   DRIVER=connector gpu-tests/pd_push.sh      the same through PdConnector in vLLM's call order (pd_connector.py)
 #
 # Needs: an NVIDIA GPU, python3 with torch and grpcio (protobuf matching python/pegaflow_jvm_push/_proto), and the
 # bundle of scripts/device-bundle.sh (.carry/pega-gpu-bundle.tar.xz) with its ucx/ directory (Debian's libucx0;
 # `scripts/device-bundle.sh --ucx` adds it to an older bundle).
 # Environment: TOKENS (default "512 2048 8192 16000", commas or blanks), RUNS (5, after one warm-up per token count),
 #              POOL_SIZE (each server's pool, default 8GB), TRANSPORTS (pega.pd.transports values, one server pair
-#              each, default "tcp shm,self"), PEGA_BUNDLE, PEGA_BUNDLE_DIR, SERVER_JAVA_OPTS, SERVER_ARGS, PD_ARGS (more pd_push.py options).
+#              each, default "tcp shm,self"), PEGA_BUNDLE, PEGA_BUNDLE_DIR, SERVER_JAVA_OPTS, SERVER_ARGS, PD_ARGS (more pd_push.py options), DRIVER (push: pd_push.py, the default; connector: pd_connector.py).
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
@@ -24,6 +25,11 @@ pool="${POOL_SIZE:-8GB}"
 backend=cuda
 tokens="$(echo "${TOKENS:-512 2048 8192 16000}" | tr ', ' '\n\n' | grep -v '^$' | paste -sd,)"
 runs="${RUNS:-5}"
+case "${DRIVER:-push}" in
+  push) driver=pd_push ;;
+  connector) driver=pd_connector ;;
+  *) echo "DRIVER must be push or connector, not '${DRIVER}'" >&2; exit 2 ;;
+esac
 token="pd-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 md="$report/report.md"
@@ -43,7 +49,7 @@ trap cleanup EXIT
 
 echo "# P/D push on one GPU, $(date -u +%Y-%m-%dT%H:%MZ)" > "$md"
 echo "" >> "$md"
-echo "Command: \`gpu-tests/pd_push.sh\` (TOKENS=$tokens RUNS=$runs POOL_SIZE=$pool TRANSPORTS=${TRANSPORTS:-tcp shm,self})" >> "$md"
+echo "Command: \`gpu-tests/pd_push.sh\` (DRIVER=${DRIVER:-push} TOKENS=$tokens RUNS=$runs POOL_SIZE=$pool TRANSPORTS=${TRANSPORTS:-tcp shm,self})" >> "$md"
 
 step "Environment"
 {
@@ -88,15 +94,15 @@ for transports in ${TRANSPORTS:-tcp shm,self}; do
   start_server prefill 50061 9101 "$transports" || { status=1; cleanup; continue; }
   start_server decode 50062 9102 "$transports" || { status=1; cleanup; continue; }
 
-  step "pd_push.py, transports $transports"
-  out="$report/pd-push-${transports//,/_}.json"
-  timeout "${PD_TIMEOUT:-900}" python3 "$here/pd_push.py" --prefill 127.0.0.1:50061 --decode 127.0.0.1:50062 \
+  step "$driver.py, transports $transports"
+  base="$report/${driver//_/-}-${transports//,/_}"
+  timeout "${PD_TIMEOUT:-900}" python3 "$here/$driver.py" --prefill 127.0.0.1:50061 --decode 127.0.0.1:50062 \
      --decode-http 127.0.0.1:9102 --admin-token "$token" --tokens "$tokens" --runs "$runs" \
-     --label "$transports" --out "$out" ${PD_ARGS:-} > "$report/pd-push-${transports//,/_}.log" 2>&1
+     --label "$transports" --out "$base.json" ${PD_ARGS:-} > "$base.log" 2>&1
   rc=$?
   [[ $rc == 0 ]] || status=1
-  cat "$report/pd-push-${transports//,/_}.log"
-  { grep -E '^(PDPUSH|tokens|---|\||FAIL|Traceback|[A-Za-z]*Error)' "$report/pd-push-${transports//,/_}.log" || tail -40 "$report/pd-push-${transports//,/_}.log"; } | fence
+  cat "$base.log"
+  { grep -E '^(PDPUSH|PDCONNECTOR|tokens|---|\||FAIL|Traceback|[A-Za-z]*Error)' "$base.log" || tail -40 "$base.log"; } | fence
   echo "(exit $rc)" >> "$md"
 
   step "Server shutdown ($transports)"
