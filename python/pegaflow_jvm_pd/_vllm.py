@@ -62,14 +62,6 @@ except ImportError:
             assert self._connector_metadata is not None
             return self._connector_metadata
 
-try:
-    from vllm.distributed.kv_transfer.kv_connector.v1.base import SupportsHMA  # type: ignore[import-not-found]
-except ImportError:  # vLLM without the hybrid-allocator interface, or no vLLM
-
-    class SupportsHMA:  # type: ignore[no-redef]
-        """Stand-in marker: the scheduler then calls ``request_finished_all_groups``."""
-
-
 def tp_rank_and_size(vllm_config: Any) -> tuple:
     """This worker's tensor-parallel rank and the TP size: vLLM's process group where vLLM runs, else the config's
     ``parallel_config.rank`` (what a driver without vLLM sets per worker)."""

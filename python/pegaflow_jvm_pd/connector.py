@@ -7,8 +7,9 @@ Named in ``--kv-transfer-config`` by module path::
      "kv_connector_extra_config": {"pega_address": "127.0.0.1:50055"}}
 
 One class in both roles, as vLLM creates it: the scheduler process gets a :class:`~.scheduler.PdScheduler`, each
-worker a :class:`~.worker.PdWorker`. The signatures are vLLM's current ones; where older vLLM versions differ (the
-constructor without ``kv_cache_config``, ``request_finished`` without the hybrid-allocator variant) both are accepted.
+worker a :class:`~.worker.PdWorker`. The signatures are vLLM's current ones; the constructor also works where vLLM does
+not pass ``kv_cache_config`` (older versions). The connector does not declare vLLM's ``SupportsHMA``, so vLLM keeps
+its hybrid KV cache manager off and hands it one KV cache group (the push has no per-group layout).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Dict, Optional, Set, Tuple
 
-from ._vllm import HAVE_VLLM, KVConnectorBase_V1, KVConnectorRole, SupportsHMA, tp_rank_and_size
+from ._vllm import HAVE_VLLM, KVConnectorBase_V1, KVConnectorRole, tp_rank_and_size
 from .config import PdConfig
 from .metadata import PdMetadata
 from .scheduler import PdScheduler
@@ -25,7 +26,7 @@ from .worker import PdWorker
 log = logging.getLogger("pegaflow_jvm_pd")
 
 
-class PdConnector(KVConnectorBase_V1, SupportsHMA):
+class PdConnector(KVConnectorBase_V1):
     def __init__(self, vllm_config: Any, role: Any, kv_cache_config: Any = None):
         try:
             super().__init__(vllm_config, role, kv_cache_config)
@@ -110,9 +111,6 @@ class PdConnector(KVConnectorBase_V1, SupportsHMA):
     def request_finished(self, request: Any, block_ids: Any) -> Tuple[bool, Optional[Dict[str, Any]]]:
         assert self._scheduler is not None
         return self._scheduler.request_finished(request, block_ids)
-
-    def request_finished_all_groups(self, request: Any, block_ids: Any) -> Tuple[bool, Optional[Dict[str, Any]]]:
-        return self.request_finished(request, block_ids)
 
     def has_pending_push_work(self) -> bool:
         return self._scheduler is not None and self._scheduler.has_pending_push_work()
