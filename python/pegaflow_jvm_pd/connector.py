@@ -65,6 +65,14 @@ class PdConnector(KVConnectorBase_V1):
         meta = self._connector_metadata
         return meta if isinstance(meta, PdMetadata) else None
 
+    def bind_connector_metadata(self, connector_metadata: Any) -> None:
+        # the model runner binds before the forward pass: the step's shm objects and StartPush calls are made here,
+        # so that save_kv_layer, inside the forward pass, only stores the ready count
+        super().bind_connector_metadata(connector_metadata)
+        meta = self._metadata()
+        if self._worker is not None and meta is not None:
+            self._worker.bind_step(meta)
+
     def start_load_kv(self, forward_context: Any, **kwargs: Any) -> None:
         meta = self._metadata()
         if self._worker is not None and meta is not None:

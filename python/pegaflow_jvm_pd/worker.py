@@ -1,7 +1,8 @@
 """Worker-side connector: one per vLLM worker (TP rank).
 
-Prefill: each pushed request gets a layer-ready object and a push-state object; StartPush goes out on a helper thread
-(the forward pass does not wait for it), and ``save_kv_layer`` marks the layer ready: on a GPU it records a CUDA event
+Prefill: each pushed request gets a layer-ready object and a push-state object when vLLM binds the step's metadata
+(before the forward pass); StartPush goes out on a helper thread (the forward pass does not wait for it), and
+``save_kv_layer`` marks the layer ready: on a GPU it records a CUDA event
 and queues it, and a helper thread stores ``ready = L + 1`` once the event completed (a few microseconds on the
 forward pass); on the host backend the bytes are in place already, so it stores at once. The request's blocks stay
 allocated (the scheduler returned True from ``request_finished``) until its push state is written, or the push is
@@ -127,8 +128,8 @@ class PdWorker:
     # ---- per step
 
     def bind_step(self, metadata: PdMetadata) -> None:
-        """Arms this step's receives and pushes, once per metadata object: from start_load_kv, or from the first
-        save_kv_layer when vLLM starts its (async) loads only after the forward pass was launched."""
+        """Arms this step's receives and pushes, once per metadata object: when vLLM binds the metadata, before the
+        forward pass (start_load_kv and save_kv_layer call it too, for a caller that binds otherwise)."""
         if self._step.metadata is metadata:
             return
         self._step = _Step(metadata)

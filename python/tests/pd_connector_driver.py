@@ -238,8 +238,22 @@ class Run:
         self.decode_kv.close()
 
 
+def timed_save_kv_layer(engine):
+    """Wraps each worker's save_kv_layer to time what a forward pass pays per layer for the push (host backend: the
+    ready store itself; on a GPU it is a CUDA event and a queue put instead)."""
+    costs = []
+    for w in engine.workers:
+        def timed(name, kv, attn, _save=w.save_kv_layer):
+            t0 = time.perf_counter_ns()
+            _save(name, kv, attn)
+            costs.append(time.perf_counter_ns() - t0)
+        w.save_kv_layer = timed
+    return costs
+
+
 def roundtrip(args):
     run = Run(args)
+    costs = timed_save_kv_layer(run.prefill)
     try:
         rng = random.Random(5)
         received = 0
@@ -260,8 +274,10 @@ def roundtrip(args):
                   f"prefill request {body}")
         run.check_clean()
         token_slots = sum(r.num_prompt_tokens for r in run.requests) * LAYERS * 2 * args.tp
+        costs.sort()
         print(f"OK roundtrip tp={args.tp} requests={received} token_slots_checked={token_slots} "
-              f"bytes_checked={token_slots * SLOT}", flush=True)
+              f"bytes_checked={token_slots * SLOT} save_kv_layer_us_p50={costs[len(costs) // 2] / 1000:.1f} "
+              f"p99={costs[len(costs) * 99 // 100] / 1000:.1f}", flush=True)
     finally:
         run.close()
 
