@@ -116,7 +116,13 @@ class PdWorker:
                 layers.append(describe_tensor(name, cache))
                 device, self._cuda = cache.device.index or 0, True
             self._layer_index[name] = len(self._layer_index)
-        registered = self.client.register_layers(self.config.instance_id, self.tp_rank, self.tp_size, device, layers)
+        try:
+            registered = self.client.register_layers(self.config.instance_id, self.tp_rank, self.tp_size, device,
+                                                     layers)
+        except grpc.RpcError as e:
+            raise RuntimeError(f"PdConnector rank {self.tp_rank}: pega-server {self.config.pega_address} refused the "
+                               f"KV layers of instance {self.config.instance_id!r}: {e.code().name}: {e.details()} "
+                               "(is it running with pega.pd.enabled=true?)") from None
         if registered != len(layers):
             raise RuntimeError(f"pega-server registered {registered} of {len(layers)} KV layers")
         if self._cuda:
