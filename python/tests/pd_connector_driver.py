@@ -8,9 +8,11 @@ A decode engine gets requests with ``pd_prefill_url`` set to a prefill engine's 
 its connector prepares the receive and posts the prompt there; the prefill engine computes it and its connector pushes
 it layer by layer. Scenarios (prints ``OK <scenario> ...`` and exits 0, else ``FAIL ...`` and 1):
 
-  roundtrip     two waves of six concurrent requests (1 to 250 tokens): every prompt token's K and V of every layer
-                and rank is on the decode blocks byte for byte before the decode engine computes anything; no load
-                errors; every block of both engines is free again and no connector holds state afterwards
+  roundtrip     with --decode-http: one request alone, of which a layer must reach the decode device (GET /pd)
+                before the prefill pass marks its last layer; then two waves of six concurrent requests (1 to 250
+                tokens): every prompt token's K and V of every layer and rank is on the decode blocks byte for byte
+                before the decode engine computes anything; no load errors; every block of both engines is free
+                again and no connector holds state afterwards
   timeout       the decode receive's deadline is 2 s and the prefill forward pass stalls 4 s after its first layer:
                 the decode request takes vLLM's load-error path (every received block reported, recomputed from 0)
   kill-prefill  the prefill server is SIGKILLed mid-forward (its deadlines ten minutes away): the decode request
@@ -32,6 +34,7 @@ import signal
 import sys
 import threading
 import time
+import urllib.request
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -251,12 +254,48 @@ def timed_save_kv_layer(engine):
     return costs
 
 
+def receives_in_flight(args):
+    req = urllib.request.Request(f"http://{args.decode_http}/pd",
+                                 headers={"Authorization": f"Bearer {args.admin_token}"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return json.load(r).get("receives") or []
+
+
+def layer_by_layer(args, run, rng):
+    """One request alone; before the prefill pass marks its last layer ready, a layer of it must be on the decode
+    device (GET /pd on the decode server): the push runs while the forward pass does, not after it."""
+    (r,) = run.submit([250], rng)
+    seen = []
+
+    def before_last_layer(layer):
+        if layer != LAYERS - 1 or seen:
+            return
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            # a receive's entry counts the layers on the decode device over all its ranks
+            done = [x["layersDone"] for x in receives_in_flight(args) if x["requestId"] == r.request_id]
+            if done and done[0] >= 1:
+                seen.append(done[0])
+                return
+            time.sleep(0.01)
+        seen.append(0)
+
+    run.prefill.layer_hook = before_last_layer
+    run.run(90, [r])
+    run.prefill.layer_hook = None
+    check(seen and seen[0] >= 1, f"no layer of {r.request_id} reached the decode device before the prefill pass "
+                                 f"marked its last layer (layers done: {seen})")
+    check(r.received is True and run.mismatched.get(r.request_id) == [], f"{r.request_id}: not received intact")
+    return seen[0]
+
+
 def roundtrip(args):
     run = Run(args)
     costs = timed_save_kv_layer(run.prefill)
     try:
         rng = random.Random(5)
         received = 0
+        early = layer_by_layer(args, run, rng) if args.decode_http else None
         for wave in range(2):
             batch = run.submit([37, 100, 64, 16, 1, 250] if wave == 0 else [250, 17, 1, 48, 99, 31], rng)
             run.run(90, batch)
@@ -268,7 +307,8 @@ def roundtrip(args):
                       f"{(run.mismatched.get(r.request_id) or [None])[:3]}")
                 check(len(r.output_token_ids) == 3, f"{r.request_id}: {len(r.output_token_ids)} tokens")
                 received += 1
-        check(len(run.front.bodies) == 12, f"{len(run.front.bodies)} prefill requests for 12")
+        expected_bodies = 12 + (1 if early is not None else 0)
+        check(len(run.front.bodies) == expected_bodies, f"{len(run.front.bodies)} prefill requests, not {expected_bodies}")
         for body in run.front.bodies:
             check(body["max_tokens"] == 1 and body["model"] == "sim" and "pd_push" in body["kv_transfer_params"],
                   f"prefill request {body}")
@@ -277,7 +317,8 @@ def roundtrip(args):
         costs.sort()
         print(f"OK roundtrip tp={args.tp} requests={received} token_slots_checked={token_slots} "
               f"bytes_checked={token_slots * SLOT} save_kv_layer_us_p50={costs[len(costs) // 2] / 1000:.1f} "
-              f"p99={costs[len(costs) * 99 // 100] / 1000:.1f}", flush=True)
+              f"p99={costs[len(costs) * 99 // 100] / 1000:.1f} layers_on_decode_before_the_last_was_ready="
+              f"{early if early is not None else 'not checked'}", flush=True)
     finally:
         run.close()
 
@@ -359,6 +400,8 @@ def main():
     ap.add_argument("--tp", type=int, default=1)
     ap.add_argument("--old-load-order", action="store_true",
                     help="start_load_kv before the forward pass (vLLM before async loads moved after it)")
+    ap.add_argument("--decode-http", default="", help="the decode server's HTTP host:port, for its GET /pd view")
+    ap.add_argument("--admin-token", default="")
     ap.add_argument("--prefill-pid", type=int, default=0)
     ap.add_argument("--decode-pid", type=int, default=0)
     args = ap.parse_args()
