@@ -16,6 +16,10 @@ Per token count it prints the medians over RUNS after one warm-up: forward (firs
 written on the GPU), added latency (that -> the decode worker's get_finished reported the request), the overlaps from
 the decode server's GET /pd timeline (python/pegaflow_jvm_push/timeline.py), and checks every prompt token's K and V of
 every layer on the decode blocks against what the prefill pass wrote. Exits 1 if a run failed or a byte differs.
+
+`--device cpu` is a smoke run of this script without a GPU (servers with the host backend): the KV tensors are
+/dev/shm objects mapped by torch, registered as host-backend layers, and the matmul narrowed with `--layer-cols`;
+its figures say nothing about a GPU.
 """
 
 import argparse
@@ -29,6 +33,7 @@ import statistics
 import sys
 import threading
 import time
+import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -42,26 +47,51 @@ from pegaflow_jvm_push.timeline import push_timing  # noqa: E402
 class TorchKv:
     """vLLM's KV tensors on cuda:0 and the synthetic forward pass that fills them (vllm_order's KV store)."""
 
-    def __init__(self, torch, nb, max_tokens=0):
+    def __init__(self, torch, nb, max_tokens=0, device="cuda", layer_cols=LAYER_COLS):
         self.torch = torch
-        self.tensors = {f"model.layers.{i}.self_attn.attn":
-                        torch.zeros((2, nb, BLOCK, KV_HEADS, HEAD), dtype=torch.bfloat16, device="cuda:0")
-                        for i in range(LAYERS)}
+        self.cuda = device == "cuda"
+        self.device = "cuda:0" if self.cuda else "cpu"
+        names = [f"model.layers.{i}.self_attn.attn" for i in range(LAYERS)]
+        self.host, self._shm = None, None
+        if self.cuda:
+            self.tensors = {n: torch.zeros((2, nb, BLOCK, KV_HEADS, HEAD), dtype=torch.bfloat16, device=self.device)
+                            for n in names}
+        else:
+            from pegaflow_jvm_pd.host_kv import HostKvLayer
+
+            numel = 2 * nb * BLOCK * KV_HEADS * HEAD
+            self._shm = f"pega_kv_smoke_{uuid.uuid4().hex[:12]}"
+            fd = os.open("/dev/shm/" + self._shm, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
+            os.ftruncate(fd, LAYERS * numel * 2)
+            os.close(fd)
+            whole = torch.from_file("/dev/shm/" + self._shm, shared=True, size=LAYERS * numel, dtype=torch.bfloat16)
+            self.tensors = {n: whole[i * numel:(i + 1) * numel].view(2, nb, BLOCK, KV_HEADS, HEAD)
+                            for i, n in enumerate(names)}
+            self.host = {n: HostKvLayer(self._shm, i * numel * 2, nb, BLOCK * KV_HEADS * HEAD * 2)
+                         for i, n in enumerate(names)}
         self._sources = {}
         self.timing = None  # prefill: (forward start ns, per-layer ready ns) of the request in the forward pass
         self._events = queue.SimpleQueue()
         if max_tokens:
-            g = torch.Generator(device="cuda:0")
+            g = torch.Generator(device=self.device)
             g.manual_seed(7)
-            self.x = torch.randn((max_tokens, HIDDEN), dtype=torch.bfloat16, device="cuda:0", generator=g)
-            self.w = torch.randn((HIDDEN, LAYER_COLS), dtype=torch.bfloat16, device="cuda:0", generator=g) * 0.01
-            self.y = torch.empty((max_tokens, LAYER_COLS), dtype=torch.bfloat16, device="cuda:0")
+            self.x = torch.randn((max_tokens, HIDDEN), dtype=torch.bfloat16, device=self.device, generator=g)
+            self.w = torch.randn((HIDDEN, layer_cols), dtype=torch.bfloat16, device=self.device, generator=g) * 0.01
+            self.y = torch.empty((max_tokens, layer_cols), dtype=torch.bfloat16, device=self.device)
             threading.Thread(target=self._stamp, daemon=True).start()
         else:
             self.x = None
 
     def caches(self, rank):
-        return self.tensors
+        return self.tensors if self.host is None else self.host
+
+    def sync(self):
+        if self.cuda:
+            self.torch.cuda.synchronize()
+
+    def close(self):
+        if self._shm:
+            os.unlink("/dev/shm/" + self._shm)
 
     def prepare(self, request):
         """Generates the request's KV (random bits, a function of the prompt) before its forward pass."""
@@ -71,15 +101,15 @@ class TorchKv:
         if key not in self._sources:
             self._sources.clear()
             blocks = blocks_for(len(request.prompt_token_ids))
-            g = self.torch.Generator(device="cuda:0")
+            g = self.torch.Generator(device=self.device)
             srcs = []
             for layer in range(LAYERS):
                 g.manual_seed(int(key[:12], 16) + layer)
                 raw = self.torch.randint(-32768, 32768, (2, blocks, BLOCK, KV_HEADS, HEAD), dtype=self.torch.int32,
-                                         device="cuda:0", generator=g)
+                                         device=self.device, generator=g)
                 srcs.append(raw.to(self.torch.int16).view(self.torch.bfloat16))
             self._sources[key] = srcs
-            self.torch.cuda.synchronize()
+            self.sync()
         return self._sources[key]
 
     def write(self, rank, layer, request, start, end):
@@ -88,17 +118,19 @@ class TorchKv:
         blocks = blocks_for(len(request.prompt_token_ids))
         if start == 0 and end >= len(request.prompt_token_ids):  # the prefill pass: the whole prompt
             if layer == 0:
-                torch.cuda.synchronize()
+                self.sync()
                 self.timing = (time.monotonic_ns(), [0] * LAYERS)
             if self.x is not None:
                 torch.mm(self.x[:end], self.w, out=self.y[:end])  # the layer's compute
             if layer == 0:
-                request.block_index = torch.tensor(request.blocks[:blocks], dtype=torch.long, device="cuda:0")
+                request.block_index = torch.tensor(request.blocks[:blocks], dtype=torch.long, device=self.device)
             self.tensors[f"model.layers.{layer}.self_attn.attn"].index_copy_(1, request.block_index, srcs[layer])
-            if self.x is not None:
+            if self.x is not None and self.cuda:
                 ev = torch.cuda.Event()
                 ev.record()
                 self._events.put((self.timing[1], layer, ev))
+            elif self.x is not None:
+                self.timing[1][layer] = time.monotonic_ns()  # CPU ops are done when they return
         else:  # a decode step: the prompt's last token (after a push), or a generated one
             for t in range(start, min(end, len(request.prompt_token_ids))):
                 self.tensors[f"model.layers.{layer}.self_attn.attn"][:, request.blocks[t // BLOCK], t % BLOCK] = \
@@ -115,7 +147,7 @@ class TorchKv:
         srcs = self.prepare(request)
         n = len(request.prompt_token_ids)
         blocks = blocks_for(n)
-        idx = torch.tensor(request.blocks[:blocks], dtype=torch.long, device="cuda:0")
+        idx = torch.tensor(request.blocks[:blocks], dtype=torch.long, device=self.device)
         bad = []
         for layer in range(LAYERS):
             got = self.tensors[f"model.layers.{layer}.self_attn.attn"].index_select(1, idx)
@@ -132,8 +164,9 @@ def prefill_main(conn, args, nb, max_tokens):
     from pegaflow_jvm_pd.connector import PdConnector
     from vllm_order import Engine, run_until
 
-    torch.cuda.set_device(0)
-    kv = TorchKv(torch, nb, max_tokens)
+    if args.device == "cuda":
+        torch.cuda.set_device(0)
+    kv = TorchKv(torch, nb, max_tokens, args.device, args.layer_cols)
     engine = Engine("gpu-prefill", PdConnector, kv, 1, nb, BLOCK,
                     {"pega_address": args.prefill, "push_timeout_s": args.timeout}, seed=11)
     add = engine.add
@@ -161,6 +194,7 @@ def prefill_main(conn, args, nb, max_tokens):
     finally:
         front.shutdown()
         engine.shutdown()
+        kv.close()
 
 
 def main():
@@ -174,6 +208,8 @@ def main():
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--label", default="")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
+    ap.add_argument("--layer-cols", type=int, default=LAYER_COLS, help="the per-layer matmul's width")
     args = ap.parse_args()
     import torch
     from pegaflow_jvm_pd.connector import PdConnector
@@ -189,8 +225,9 @@ def main():
     if not p_conn.poll(300):
         raise TimeoutError("the prefill process did not start")
     _, front_url = p_conn.recv()
-    torch.cuda.set_device(0)
-    kv = TorchKv(torch, nb)
+    if args.device == "cuda":
+        torch.cuda.set_device(0)
+    kv = TorchKv(torch, nb, device=args.device)
     decode = Engine("gpu-decode", PdConnector, kv, 1, nb, BLOCK,
                     {"pega_address": args.decode, "receive_timeout_s": args.timeout}, seed=12)
     worker = decode.workers[0]
@@ -258,7 +295,8 @@ def main():
     p_conn.send(("stop",))
     child.join(30)
     decode.shutdown()
-    gpu = torch.cuda.get_device_name(0)
+    kv.close()
+    gpu = torch.cuda.get_device_name(0) if args.device == "cuda" else "CPU smoke run, not a GPU figure"
     print(f"\ntokens | KV MiB | forward ms | added ms | overlap (bytes) | overlap (time) | max layer lag ms   "
           f"[{gpu}, through PdConnector, pega.pd.transports={args.label}, median of {args.runs}]")
     print("---|---|---|---|---|---|---")

@@ -193,12 +193,20 @@ class Run:
         self.prefill_kv, self.decode_kv = HostKv("p" + tag, self.tp), HostKv("d" + tag, self.tp)
         self.prefill_kv.scrub()
         self.decode_kv.scrub()
-        self.prefill = Engine(f"drv-prefill-{tag}", PdConnector, self.prefill_kv, self.tp, NUM_BLOCKS, BLOCK,
-                              dict({"pega_address": args.prefill}, **(prefill_extra or {})),
-                              start_load_after_forward=not args.old_load_order, seed=1)
-        self.decode = Engine(f"drv-decode-{tag}", PdConnector, self.decode_kv, self.tp, NUM_BLOCKS, BLOCK,
-                             dict({"pega_address": args.decode}, **(decode_extra or {})),
-                             start_load_after_forward=not args.old_load_order, seed=2)
+        self.prefill = self.decode = None
+        try:
+            self.prefill = Engine(f"drv-prefill-{tag}", PdConnector, self.prefill_kv, self.tp, NUM_BLOCKS, BLOCK,
+                                  dict({"pega_address": args.prefill}, **(prefill_extra or {})),
+                                  start_load_after_forward=not args.old_load_order, seed=1)
+            self.decode = Engine(f"drv-decode-{tag}", PdConnector, self.decode_kv, self.tp, NUM_BLOCKS, BLOCK,
+                                 dict({"pega_address": args.decode}, **(decode_extra or {})),
+                                 start_load_after_forward=not args.old_load_order, seed=2)
+        except BaseException:
+            if self.prefill is not None:
+                self.prefill.shutdown()
+            self.prefill_kv.close()
+            self.decode_kv.close()
+            raise
         self.front = PrefillFront(self.prefill)
         self.mismatched = {}
         self.decode.on_received = lambda r: self.mismatched.__setitem__(
@@ -261,6 +269,22 @@ def receives_in_flight(args):
         return json.load(r).get("receives") or []
 
 
+def wait_for_a_layer(args, r, timeout_s=30.0):
+    """Layers of ``r`` on the decode device (its receive's entry in GET /pd) once there is one, else 0 at the
+    deadline; without --decode-http, a second's wait instead."""
+    if not args.decode_http:
+        time.sleep(1.0)
+        return 0
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        # a receive's entry counts the layers on the decode device over all its ranks
+        done = [x["layersDone"] for x in receives_in_flight(args) if x["requestId"] == r.request_id]
+        if done and done[0] >= 1:
+            return done[0]
+        time.sleep(0.01)
+    return 0
+
+
 def layer_by_layer(args, run, rng):
     """One request alone; before the prefill pass marks its last layer ready, a layer of it must be on the decode
     device (GET /pd on the decode server): the push runs while the forward pass does, not after it."""
@@ -268,17 +292,8 @@ def layer_by_layer(args, run, rng):
     seen = []
 
     def before_last_layer(layer):
-        if layer != LAYERS - 1 or seen:
-            return
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            # a receive's entry counts the layers on the decode device over all its ranks
-            done = [x["layersDone"] for x in receives_in_flight(args) if x["requestId"] == r.request_id]
-            if done and done[0] >= 1:
-                seen.append(done[0])
-                return
-            time.sleep(0.01)
-        seen.append(0)
+        if layer == LAYERS - 1 and not seen:
+            seen.append(wait_for_a_layer(args, r))
 
     run.prefill.layer_hook = before_last_layer
     run.run(90, [r])
@@ -367,8 +382,10 @@ def kill(args, side):
 
     def kill_mid_forward(layer):
         if layer == 1 and not killed:
+            # layer 0 is marked ready: once it is on the decode device, the servers are linked (a prefill server that
+            # dies before it reached the decode server leaves the receive to its deadline, which is not this case)
+            check(wait_for_a_layer(args, r) >= 1, f"kill-{side}: no layer of {r.request_id} reached the decode device")
             killed.append(time.monotonic())
-            time.sleep(1.0)  # StartPush (on the worker's helper thread) has reached the prefill server
             sigkill(pid, side)
 
     run.prefill.layer_hook = kill_mid_forward

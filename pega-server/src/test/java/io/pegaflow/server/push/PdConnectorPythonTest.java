@@ -23,7 +23,8 @@ import org.junit.jupiter.api.io.TempDir;
  * The vLLM connector (python/pegaflow_jvm_pd) driven in vLLM's call order by python/tests/pd_connector_driver.py,
  * against two pega-server processes with the push on (host backend, UCX TCP on loopback, a cluster token, so every
  * handshake is sealed): requests prefilled on one and decoded on the other byte for byte at TP 1 and 2, a receive past
- * its deadline, and each server SIGKILLed mid-forward (the driver kills it), each ending in vLLM's load-error path.
+ * its deadline, and each server SIGKILLed mid-forward (the driver kills it), each ending in vLLM's load-error path;
+ * and (the decode server's GET /pd) a layer on the decode device before the prefill pass marked its last layer.
  * Runs with the first interpreter here that imports grpcio and protobuf; skipped, with a message, where there is none.
  */
 @Timeout(600)
@@ -40,8 +41,20 @@ class PdConnectorPythonTest {
         String python = pythonWithGrpc();
         try (ChildServer prefill = server("prefill");
                 ChildServer decode = server("decode")) {
-            driver(python, prefill, decode, "roundtrip", "--tp", "1");
-            driver(python, prefill, decode, "roundtrip", "--tp", "2", "--old-load-order");
+            String view = "127.0.0.1:" + decode.httpPort();
+            driver(python, prefill, decode, "roundtrip", "--tp", "1", "--decode-http", view, "--admin-token", TOKEN);
+            driver(
+                    python,
+                    prefill,
+                    decode,
+                    "roundtrip",
+                    "--tp",
+                    "2",
+                    "--old-load-order",
+                    "--decode-http",
+                    view,
+                    "--admin-token",
+                    TOKEN);
             driver(python, prefill, decode, "timeout", "--tp", "2");
         }
     }
@@ -50,12 +63,35 @@ class PdConnectorPythonTest {
     void shouldRecomputeOnTheDecodeSideWhenEitherServerIsKilledMidPush() throws Exception {
         String python = pythonWithGrpc();
         try (ChildServer decode = server("decode")) {
+            String view = "127.0.0.1:" + decode.httpPort();
             try (ChildServer prefill = server("prefill-killed")) {
-                driver(python, prefill, decode, "kill-prefill", "--prefill-pid", pid(prefill));
+                driver(
+                        python,
+                        prefill,
+                        decode,
+                        "kill-prefill",
+                        "--prefill-pid",
+                        pid(prefill),
+                        "--decode-http",
+                        view,
+                        "--admin-token",
+                        TOKEN);
                 assertThat(prefill.process().isAlive()).isFalse();
             }
             try (ChildServer prefill = server("prefill")) {
-                driver(python, prefill, decode, "kill-decode", "--tp", "2", "--decode-pid", pid(decode));
+                driver(
+                        python,
+                        prefill,
+                        decode,
+                        "kill-decode",
+                        "--tp",
+                        "2",
+                        "--decode-pid",
+                        pid(decode),
+                        "--decode-http",
+                        view,
+                        "--admin-token",
+                        TOKEN);
                 assertThat(decode.process().isAlive()).isFalse();
             }
         }
@@ -71,6 +107,7 @@ class PdConnectorPythonTest {
                 "--pega.pd.nics=lo",
                 "--pega.pd.transports=tcp",
                 "--pega.cluster.token=" + TOKEN,
+                "--pega.admin.token=" + TOKEN,
                 // far past this test's timeout: only the links between the servers can end the killed cases
                 "--pega.pd.receive-timeout=10m",
                 "--pega.pd.push-timeout=10m");
