@@ -14,6 +14,7 @@ _DEFAULTS = {
     "prefill_http_timeout_s": 0.0,
     "liveness_s": 0.5,
     "dispatch_threads": 8,
+    "allowed_prefill_urls": [],
 }
 
 
@@ -29,6 +30,10 @@ class PdConfig:
     prefill_http_timeout_s  decode: deadline of the request it sends to the prefill instance; 0 means receive_timeout_s
     liveness_s              how often a worker with transfers in flight checks that its server can be reached
     dispatch_threads        decode scheduler: threads preparing receives and sending prefill requests
+    allowed_prefill_urls    decode: the prefill instances (``http://host:port``) a request may name; a request naming
+                            another one is computed locally. Empty allows any, so that any client of the decode
+                            instance can make it post prompts to a URL of its choice: set it, or let only the proxy
+                            reach the decode instance
     """
 
     pega_address: str
@@ -39,6 +44,10 @@ class PdConfig:
     prefill_http_timeout_s: float
     liveness_s: float
     dispatch_threads: int
+    allowed_prefill_urls: tuple
+
+    def allows(self, prefill_url: str) -> bool:
+        return not self.allowed_prefill_urls or prefill_url in self.allowed_prefill_urls
 
     @staticmethod
     def from_extra(extra: Mapping[str, Any], engine_id: str = "") -> "PdConfig":
@@ -51,6 +60,11 @@ class PdConfig:
             values[key] = _positive(key, values[key])
         values["prefill_http_timeout_s"] = float(values["prefill_http_timeout_s"]) or values["receive_timeout_s"]
         values["dispatch_threads"] = int(_positive("dispatch_threads", values["dispatch_threads"]))
+        urls = values["allowed_prefill_urls"]
+        if isinstance(urls, str) or not all(isinstance(u, str) and u.startswith(("http://", "https://")) for u in urls):
+            raise ValueError(f"kv_connector_extra_config.allowed_prefill_urls: expected a list of http(s) URLs, "
+                             f"got {urls!r}")
+        values["allowed_prefill_urls"] = tuple(u.rstrip("/") for u in urls)
         address = str(values["pega_address"])
         host, _, port = address.rpartition(":")
         if not host or not port.isdigit():

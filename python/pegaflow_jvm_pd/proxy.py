@@ -178,6 +178,7 @@ class _Handler(BaseHTTPRequestHandler):
         log.debug("%s %r", self.address_string(), fmt % args)
 
     def do_GET(self):
+        self._route = None  # GETs are not counted (a keep-alive connection reuses this handler)
         if self.path == "/metrics":
             self._send(200, self.server.metrics.render([self.server.prefill, self.server.decode]).encode(),
                        "text/plain; version=0.0.4")
@@ -187,11 +188,19 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(404, f"no route GET {self.path[:200]!r}", "not_found")
 
     def do_POST(self):
-        started = time.monotonic()
+        self._started = time.monotonic()
         route = self.path.split("?", 1)[0]
-        status = self._proxy(route) if route in ROUTES else self._error(
-            404, f"no route POST {self.path[:200]!r}; this proxy serves {', '.join(ROUTES)}", "not_found")
-        self.server.metrics.request(route if route in ROUTES else "other", status, time.monotonic() - started)
+        self._route = route if route in ROUTES else "other"
+        if route in ROUTES:
+            self._proxy(route)
+        else:
+            self._error(404, f"no route POST {self.path[:200]!r}; this proxy serves {', '.join(ROUTES)}", "not_found")
+
+    def _count(self, status: int) -> None:
+        """Counts a POST before its last byte goes out, so a client that read the answer finds it in /metrics."""
+        route = getattr(self, "_route", None)
+        if route is not None:
+            self.server.metrics.request(route, status, time.monotonic() - self._started)
 
     def _proxy(self, route: str) -> int:
         try:
@@ -206,7 +215,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._error(503, f"no prefill instance is up: {self.server.prefill.describe()}",
                                "service_unavailable")
         prefill = prefills[0]
-        params = dict(body.get("kv_transfer_params") or {})
+        # the pd_* keys are this proxy's to set: a client's own could name a prefill instance or a handshake
+        params = {k: v for k, v in dict(body.get("kv_transfer_params") or {}).items() if not k.startswith("pd_")}
         params["pd_prefill_url"] = prefill.url
         if body.get("model"):
             params["pd_model"] = body["model"]
@@ -256,16 +266,19 @@ class _Handler(BaseHTTPRequestHandler):
                     break
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
                 self.wfile.flush()
+            self._count(upstream.status)
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
         except (OSError, http.client.HTTPException) as e:
             # the headers are gone already: end the connection so the client sees a truncated answer
             log.warning("relay from a decode instance broke: %s", _why(e))
+            self._count(502)
             self.close_connection = True
         return upstream.status
 
     def _error(self, status: int, message: str, kind: str) -> int:
         payload = json.dumps({"error": {"message": message, "type": kind, "code": status}}).encode()
+        self._count(status)
         self._send(status, payload, "application/json")
         return status
 

@@ -64,8 +64,8 @@ class PdScheduler:
         return self._dispatcher
 
     def get_num_new_matched_tokens(self, request: Any, num_computed_tokens: int) -> Tuple[int, bool]:
-        p = kvp.of_request(request)
-        if kvp.decode_params(p) is None or request.request_id in self._received_once:
+        decode = self._decode_params(request)
+        if decode is None or request.request_id in self._received_once:
             return 0, False
         count = int(request.num_prompt_tokens) - num_computed_tokens
         if count <= 0 or num_computed_tokens % self.block_size:
@@ -75,12 +75,16 @@ class PdScheduler:
     def update_state_after_alloc(self, request: Any, blocks: Any, num_external_tokens: int) -> None:
         p = kvp.of_request(request)
         req_id = request.request_id
-        push = kvp.push_params(p)
+        try:
+            push = kvp.push_params(p)
+        except ValueError as e:
+            log.warning("request %r not pushed: %s", req_id, e)
+            push = None
         if push is not None:
             if req_id not in self._sending and req_id not in self._new_pushes:
                 self._new_pushes[req_id] = _Producer(request, push, first_group(blocks))
             return
-        decode = kvp.decode_params(p)
+        decode = self._decode_params(request)
         if decode is None or num_external_tokens <= 0 or req_id in self._received_once:
             return
         self._received_once.add(req_id)
@@ -99,6 +103,20 @@ class PdScheduler:
                 s.fail_unsent()
             return
         self._dispatch().submit(receive, decode, request.prompt_token_ids, skip)
+
+    def _decode_params(self, request: Any) -> Optional[kvp.DecodeParams]:
+        """The request's prefill instance, or None: no P/D, a malformed one, or one this instance may not call (each
+        is computed locally)."""
+        try:
+            decode = kvp.decode_params(kvp.of_request(request))
+        except ValueError as e:
+            log.warning("request %r computed locally: %s", request.request_id, e)
+            return None
+        if decode is not None and not self.config.allows(decode.prefill_url):
+            log.warning("request %r computed locally: prefill instance %r is not in allowed_prefill_urls",
+                        request.request_id, decode.prefill_url)
+            return None
+        return decode
 
     def build_connector_meta(self, scheduler_output: Any) -> PdMetadata:
         pushes: Dict[str, PushMeta] = {}

@@ -75,6 +75,21 @@ class ConnectorUnitTest(unittest.TestCase):
         self.scheduler.update_connector_output(SimpleNamespace(finished_recving=None, finished_sending={"p1", "p2"}))
         self.assertFalse(self.scheduler.has_pending_push_work())
 
+    def test_a_decode_request_naming_a_prefill_instance_not_allowed_is_computed_locally(self):
+        from pegaflow_jvm_pd.config import PdConfig
+        from pegaflow_jvm_pd.scheduler import PdScheduler
+
+        config = PdConfig.from_extra({"allowed_prefill_urls": ["http://p0:8100/"]}, "e")
+        scheduler = PdScheduler(config, block_size=16, tp_size=1, dispatcher=_NoDispatch())
+        self.assertEqual(scheduler.get_num_new_matched_tokens(_request("a", 40, {"pd_prefill_url": "http://p0:8100"}),
+                                                              0), (40, True))
+        self.assertEqual(scheduler.get_num_new_matched_tokens(_request("b", 40, {"pd_prefill_url": "http://evil:80"}),
+                                                              0), (0, False))
+        self.assertEqual(scheduler.get_num_new_matched_tokens(_request("c", 40, {"pd_prefill_url": "ftp://x"}), 0),
+                         (0, False))
+        with self.assertRaisesRegex(ValueError, "allowed_prefill_urls: expected a list"):
+            PdConfig.from_extra({"allowed_prefill_urls": "http://p0:8100"}, "e")
+
     def test_the_connector_imports_without_vllm_on_a_stand_in_that_says_so(self):
         from pegaflow_jvm_pd import _vllm
 

@@ -128,7 +128,8 @@ class ProxyTest(unittest.TestCase):
         for i in range(4):
             path = "/v1/completions" if i % 2 == 0 else "/v1/chat/completions"
             status, payload = self.post(proxy, path, {"model": "m", "prompt": f"p{i}", "max_tokens": 5,
-                                                      "kv_transfer_params": {"keep": 1}})
+                                                      "kv_transfer_params": {"keep": 1, "pd_push": {"x": 1},
+                                                                             "pd_prefill_url": "http://evil:1"}})
             self.assertEqual(status, 200, payload)
             answered_by.append(json.loads(payload)["from"])
         self.assertEqual(answered_by, ["d0", "d1", "d0", "d1"])
@@ -140,6 +141,7 @@ class ProxyTest(unittest.TestCase):
         for _, b in got:
             self.assertEqual(b["kv_transfer_params"]["pd_model"], "m")
             self.assertEqual(b["kv_transfer_params"]["keep"], 1)  # the client's own params stay
+            self.assertNotIn("pd_push", b["kv_transfer_params"])  # but not the pd_* ones, which are the proxy's
             self.assertEqual(b["max_tokens"], 5)  # the decode instance gets the request as the client sent it
         self.assertEqual(p0.received + p1.received, [])  # the decode instance's connector calls prefill, not the proxy
 
