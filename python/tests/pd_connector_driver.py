@@ -309,8 +309,8 @@ def roundtrip(args):
     costs = timed_save_kv_layer(run.prefill)
     try:
         rng = random.Random(5)
-        received = 0
         early = layer_by_layer(args, run, rng) if args.decode_http else None
+        received = 1 if early is not None else 0
         for wave in range(2):
             batch = run.submit([37, 100, 64, 16, 1, 250] if wave == 0 else [250, 17, 1, 48, 99, 31], rng)
             run.run(90, batch)
