@@ -49,7 +49,7 @@ class _Push:
 
 @dataclass
 class _Recv:
-    state: StateObject
+    state: Optional[StateObject]  # None: it could not be mapped, the receive has failed
     block_ids: Tuple[int, ...]
     deadline: float
     started: float
@@ -143,7 +143,11 @@ class PdWorker:
         for req_id, recv in metadata.recvs.items():
             if req_id in self._recvs:
                 continue
-            state = StateObject.attach(recv.load_state_shm[self.tp_rank])
+            try:
+                state: Optional[StateObject] = StateObject.attach(recv.load_state_shm[self.tp_rank])
+            except (OSError, ValueError, IndexError) as e:
+                log.warning("receive of %r: load_state of rank %d cannot be mapped: %s", req_id, self.tp_rank, e)
+                state = None
             self._recvs[req_id] = _Recv(state, recv.block_ids, now + recv.timeout_s + self.config.rpc_timeout_s
                                         + _GRACE_S, now)
         for req_id, meta in metadata.pushes.items():
@@ -216,7 +220,7 @@ class PdWorker:
                 sending.add(req_id)
         recving: Set[str] = set()
         for req_id, recv in list(self._recvs.items()):
-            s = recv.state.state()
+            s = recv.state.state() if recv.state is not None else -1
             if s == 0 and now < recv.deadline and not recv.started < gone_at:
                 continue
             if s != 1:
@@ -225,7 +229,8 @@ class PdWorker:
                 log.warning("receive of %r failed (%s): %d blocks will be recomputed", req_id, reason,
                             len(recv.block_ids))
                 self._load_errors.update(recv.block_ids)
-            recv.state.close()
+            if recv.state is not None:
+                recv.state.close()
             del self._recvs[req_id]
             recving.add(req_id)
         return sending or None, recving or None
@@ -269,6 +274,7 @@ class PdWorker:
                 push.state.close()
             self._pushes.clear()
         for recv in self._recvs.values():
-            recv.state.close()
+            if recv.state is not None:
+                recv.state.close()
         self._recvs.clear()
         self.client.close()

@@ -90,6 +90,19 @@ class ConnectorUnitTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "allowed_prefill_urls: expected a list"):
             PdConfig.from_extra({"allowed_prefill_urls": "http://p0:8100"}, "e")
 
+    def test_a_worker_that_cannot_map_its_load_state_reports_the_blocks_as_load_errors_in_the_same_pass(self):
+        from pegaflow_jvm_pd.metadata import PdMetadata, RecvMeta
+        from pegaflow_jvm_pd.worker import PdWorker
+
+        worker = PdWorker(self.config, 0, 1)
+        try:
+            worker.bind_step(PdMetadata(recvs={"x": RecvMeta(("pega_load_" + "0" * 32,), (3, 4), 5.0)}))
+            self.assertEqual(worker.get_finished(set()), (None, {"x"}))
+            self.assertEqual(worker.get_block_ids_with_load_errors(), {3, 4})
+            self.assertEqual(worker.get_block_ids_with_load_errors(), set())  # reported once
+        finally:
+            worker.shutdown()
+
     def test_the_connector_imports_without_vllm_on_a_stand_in_that_says_so(self):
         from pegaflow_jvm_pd import _vllm
 
