@@ -15,6 +15,22 @@ import sys
 import types
 
 
+class _CudaIPCWrapper:
+    """Sets the attributes of the reference's class, in its order; pickled under the reference's global name."""
+
+    def __init__(self, tensor):
+        import torch
+
+        if tensor.storage_offset() != 0:
+            raise ValueError("a KV tensor must start at its storage's first byte")
+        self.handle = tensor.untyped_storage()._share_cuda_()
+        self.dtype = tensor.dtype
+        self.shape = tensor.shape
+        self.stride = tensor.stride()
+        self.storage_offset = tensor.storage_offset()
+        self.device_uuid = str(torch.cuda.get_device_properties(tensor.device.index).uuid)
+
+
 def _wrapper_class():
     try:
         from pegaflow.ipc_wrapper import CudaIPCWrapper  # type: ignore[import-not-found]
@@ -22,31 +38,19 @@ def _wrapper_class():
         return CudaIPCWrapper
     except ImportError:
         pass
+    # pickle writes a class by module and qualified name and checks that importing them finds the class again
+    _CudaIPCWrapper.__module__ = "pegaflow.ipc_wrapper"
+    _CudaIPCWrapper.__qualname__ = _CudaIPCWrapper.__name__ = "CudaIPCWrapper"
     package = sys.modules.get("pegaflow")
     if package is None:
         package = types.ModuleType("pegaflow")
-        package.__path__ = []  # a namespace-less package: only the submodule below exists
+        package.__path__ = []  # a package with no files: only the submodule below exists
         sys.modules["pegaflow"] = package
     module = types.ModuleType("pegaflow.ipc_wrapper")
-
-    class CudaIPCWrapper:
-        def __init__(self, tensor):
-            import torch
-
-            if tensor.storage_offset() != 0:
-                raise ValueError("a KV tensor must start at its storage's first byte")
-            self.handle = tensor.untyped_storage()._share_cuda_()
-            self.dtype = tensor.dtype
-            self.shape = tensor.shape
-            self.stride = tensor.stride()
-            self.storage_offset = tensor.storage_offset()
-            self.device_uuid = str(torch.cuda.get_device_properties(tensor.device.index).uuid)
-
-    CudaIPCWrapper.__module__ = "pegaflow.ipc_wrapper"
-    module.CudaIPCWrapper = CudaIPCWrapper
+    module.CudaIPCWrapper = _CudaIPCWrapper
     sys.modules["pegaflow.ipc_wrapper"] = module
     package.ipc_wrapper = module
-    return CudaIPCWrapper
+    return _CudaIPCWrapper
 
 
 def wrapper_bytes(tensor) -> bytes:

@@ -222,7 +222,6 @@ class _Handler(BaseHTTPRequestHandler):
             params["pd_model"] = body["model"]
         forwarded = dict(body, kv_transfer_params=params)
         data = json.dumps(forwarded).encode()
-        failures = []
         for decode in self.server.decode.order():
             conn = http.client.HTTPConnection(decode.host, decode.port, timeout=self.server.timeout_s)
             try:
@@ -235,22 +234,19 @@ class _Handler(BaseHTTPRequestHandler):
             except (OSError, http.client.HTTPException) as e:
                 conn.close()
                 reason = _why(e)
-                failures.append(f"{decode.url} ({reason})")
                 self.server.metrics.count(self.server.metrics.upstream_errors, ("decode", decode.url))
                 if isinstance(e, ConnectionRefusedError):
-                    decode.up, decode.reason = False, reason  # until its health check answers again
+                    decode.up, decode.reason = False, reason  # out of the rotation until its health check answers
                     continue
-                break  # it may have started the request: do not run it twice
+                # it may have started the request: do not run it twice
+                return self._error(502, f"decode instance {decode.url} failed: {reason}", "bad_gateway")
             self.server.metrics.count(self.server.metrics.routed, ("decode", decode.url))
             self.server.metrics.count(self.server.metrics.routed, ("prefill", prefill.url))
             try:
                 return self._relay(upstream)
             finally:
                 conn.close()
-        if not failures:
-            return self._error(503, f"no decode instance is up: {self.server.decode.describe()}",
-                               "service_unavailable")
-        return self._error(502, f"no decode instance answered: {'; '.join(failures)}", "bad_gateway")
+        return self._error(503, f"no decode instance is up: {self.server.decode.describe()}", "service_unavailable")
 
     def _relay(self, upstream: http.client.HTTPResponse) -> int:
         self.send_response(upstream.status)
