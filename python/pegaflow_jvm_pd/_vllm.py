@@ -9,6 +9,7 @@ own classes and the stand-in is never defined. :data:`HAVE_VLLM` says which one 
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 try:
@@ -61,6 +62,22 @@ except ImportError:
         def _get_connector_metadata(self) -> KVConnectorMetadata:
             assert self._connector_metadata is not None
             return self._connector_metadata
+
+try:  # vLLM whose model runner asks for get_transfer_results (failed receives named apart) instead of get_finished
+    from vllm.distributed.kv_transfer.kv_connector.v1.base import (  # type: ignore[import-not-found]
+        KVConnectorTransferResults,
+    )
+except ImportError:
+
+    @dataclass
+    class KVConnectorTransferResults:  # type: ignore[no-redef]
+        """Stand-in for vLLM's class of the same name: one worker's transfer results of one step; a failed receive
+        is in ``finished_recving`` too."""
+
+        finished_sending: set = field(default_factory=set)
+        finished_recving: set = field(default_factory=set)
+        failed_recving: set = field(default_factory=set)
+
 
 def tp_rank_and_size(vllm_config: Any) -> tuple:
     """This worker's tensor-parallel rank and the TP size: vLLM's process group where vLLM runs, else the config's

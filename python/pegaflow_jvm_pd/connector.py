@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Dict, Optional, Set, Tuple
 
-from ._vllm import HAVE_VLLM, KVConnectorBase_V1, KVConnectorRole, tp_rank_and_size
+from ._vllm import HAVE_VLLM, KVConnectorBase_V1, KVConnectorRole, KVConnectorTransferResults, tp_rank_and_size
 from .config import PdConfig
 from .metadata import PdMetadata
 from .scheduler import PdScheduler
@@ -94,6 +94,14 @@ class PdConnector(KVConnectorBase_V1):
         if self._worker is None:
             return None, None
         return self._worker.get_finished(finished_req_ids)
+
+    def get_transfer_results(self, finished_req_ids: Optional[Set[str]] = None) -> Any:
+        """What current vLLM asks for instead of get_finished: the same sets, and the failed receives by name (their
+        blocks are in get_block_ids_with_load_errors in the same pass, for vLLM versions that only look there)."""
+        sending, recving = self.get_finished(set(finished_req_ids or ()))
+        failed = self._worker.failed_recving() if self._worker is not None else set()
+        return KVConnectorTransferResults(finished_sending=sending or set(), finished_recving=recving or set(),
+                                          failed_recving=failed)
 
     def get_block_ids_with_load_errors(self) -> Set[int]:
         return self._worker.get_block_ids_with_load_errors() if self._worker is not None else set()

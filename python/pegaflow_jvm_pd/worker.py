@@ -94,6 +94,7 @@ class PdWorker:
         self._pushes: Dict[str, _Push] = {}
         self._recvs: Dict[str, _Recv] = {}
         self._load_errors: Set[int] = set()
+        self._failed_recving: Set[str] = set()  # the last get_finished's failed receives
         self._step = _Step()
         self._lock = threading.Lock()
         self._rpc = ThreadPoolExecutor(max_workers=2, thread_name_prefix="pd-start-push")
@@ -219,6 +220,7 @@ class PdWorker:
                 del self._pushes[req_id]
                 sending.add(req_id)
         recving: Set[str] = set()
+        self._failed_recving = set()
         for req_id, recv in list(self._recvs.items()):
             s = recv.state.state() if recv.state is not None else -1
             if s == 0 and now < recv.deadline and not recv.started < gone_at:
@@ -229,6 +231,7 @@ class PdWorker:
                 log.warning("receive of %r failed (%s): %d blocks will be recomputed", req_id, reason,
                             len(recv.block_ids))
                 self._load_errors.update(recv.block_ids)
+                self._failed_recving.add(req_id)
             if recv.state is not None:
                 recv.state.close()
             del self._recvs[req_id]
@@ -249,6 +252,10 @@ class PdWorker:
         if push.started < gone_at:
             return "the server cannot be reached"
         return None
+
+    def failed_recving(self) -> Set[str]:
+        """The requests the last get_finished reported as finished receiving because their receive failed."""
+        return set(self._failed_recving)
 
     def get_block_ids_with_load_errors(self) -> Set[int]:
         errors, self._load_errors = self._load_errors, set()

@@ -11,7 +11,8 @@ One step, as vLLM's EngineCore.step does it:
              build_connector_meta(scheduler_output); then computed tokens advance
   each worker bind_connector_metadata; [start_load_kv before the forward: old vLLM, or sync loads];
              per layer: KV written, save_kv_layer(name, kv, attn_metadata); [start_load_kv after the forward:
-             current vLLM for async loads]; wait_for_save; get_finished(finished_req_ids);
+             current vLLM for async loads]; wait_for_save; get_transfer_results(finished_req_ids) (current vLLM;
+             older: get_finished(finished_req_ids));
              get_block_ids_with_load_errors; clear_connector_metadata.  No tokens scheduled: the same without layers
              (kv_connector_no_forward).
   aggregator a request is finished sending/receiving once every rank said so; invalid block ids are the union
@@ -219,19 +220,28 @@ class Engine:
                     w.start_load_kv(None)
             w.wait_for_save()
             self._told_finished[rank] |= set(out.finished_req_ids)
-            done_sending, done_recving = w.get_finished(set(out.finished_req_ids))
+            if self.start_load_after_forward:  # current vLLM: get_transfer_results, failed receives named
+                res = w.get_transfer_results(set(out.finished_req_ids))
+                done_sending, done_recving, failed = res.finished_sending, res.finished_recving, res.failed_recving
+                assert failed <= done_recving, (failed, done_recving)
+            else:  # older vLLM: get_finished
+                done_sending, done_recving = w.get_finished(set(out.finished_req_ids))
+                failed = None
             invalid = w.get_block_ids_with_load_errors()
             w.clear_connector_metadata()
             # vLLM's rule: a request reported as finished sending must be one this rank was told had finished
             assert not (done_sending or set()) - self._told_finished[rank], (done_sending, self._told_finished[rank])
-            outputs.append((done_sending or set(), done_recving or set(), invalid))
+            outputs.append((done_sending or set(), done_recving or set(), invalid, failed))
         return self._aggregate(outputs)
 
     def _aggregate(self, outputs):
         """KVOutputAggregator: finished once every rank reported it."""
         finished_sending, finished_recving, invalid = set(), set(), set()
-        for done_sending, done_recving, inv in outputs:
+        failed = None if outputs and outputs[0][3] is None else set()
+        for done_sending, done_recving, inv, fail in outputs:
             invalid |= inv
+            if failed is not None:
+                failed |= fail
             for rid in done_sending:
                 self._pending_send[rid] = self._pending_send.get(rid, 0) + 1
                 if self._pending_send[rid] == self.tp_size:
@@ -243,7 +253,7 @@ class Engine:
                     del self._pending_recv[rid]
                     finished_recving.add(rid)
         return SimpleNamespace(finished_sending=finished_sending or None, finished_recving=finished_recving or None,
-                               invalid_block_ids=invalid)
+                               invalid_block_ids=invalid, failed_recving=failed)
 
     # ---- scheduler, after the step
 
@@ -263,6 +273,9 @@ class Engine:
         self.scheduler.update_connector_output(kv_out)
         for rid in kv_out.finished_recving or ():
             r = self.requests[rid]
+            if kv_out.failed_recving is not None:
+                # a receive is named failed exactly when its blocks were reported as load errors
+                assert (rid in kv_out.failed_recving) == (rid in self.failed_recving), (rid, kv_out.failed_recving)
             if r.status == WAITING_FOR_REMOTE_KVS:
                 self.finished_recving.add(rid)
             else:
