@@ -56,6 +56,7 @@ class PdConnectorPythonTest {
                     "--admin-token",
                     TOKEN);
             driver(python, prefill, decode, "timeout", "--tp", "2");
+            driver(python, prefill, decode, "timeout", "--tp", "1", "--old-load-order");
         }
     }
 
