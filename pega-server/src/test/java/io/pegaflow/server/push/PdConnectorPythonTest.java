@@ -111,7 +111,8 @@ class PdConnectorPythonTest {
                 "--pega.admin.token=" + TOKEN,
                 // far past this test's timeout: only the links between the servers can end the killed cases
                 "--pega.pd.receive-timeout=10m",
-                "--pega.pd.push-timeout=10m");
+                "--pega.pd.push-timeout=10m",
+                "--logging.level.io.pegaflow.push=INFO");
     }
 
     private static String pid(ChildServer server) {
@@ -141,13 +142,25 @@ class PdConnectorPythonTest {
                 p.destroyForcibly();
             }
             String out = Files.readString(log.toPath(), StandardCharsets.UTF_8);
-            String context = "%s %s:%n%s".formatted(scenario, String.join(" ", more), out);
-            assertThat(exited).as(context).isTrue();
-            assertThat(p.exitValue()).as(context).isZero();
-            assertThat(out).as(context).contains("OK " + scenario);
+            System.out.print(out); // the driver's summary lines (what ended each failure case) in the test's output
+            if (!exited || p.exitValue() != 0 || !out.contains("OK " + scenario)) {
+                throw new AssertionError("%s %s (exited: %s):%n%s%n--- prefill server:%n%s%n--- decode server:%n%s"
+                        .formatted(
+                                scenario,
+                                String.join(" ", more),
+                                exited,
+                                out,
+                                tail(prefill.logText()),
+                                tail(decode.logText())));
+            }
         } finally {
             Files.deleteIfExists(log.toPath());
         }
+    }
+
+    private static String tail(String log) {
+        String[] lines = log.split("\n");
+        return String.join("\n", List.of(lines).subList(Math.max(0, lines.length - 40), lines.length));
     }
 
     private static String pythonWithGrpc() throws InterruptedException {
