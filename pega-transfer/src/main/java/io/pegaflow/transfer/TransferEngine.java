@@ -1,6 +1,5 @@
 package io.pegaflow.transfer;
 
-import io.pegaflow.transfer.handshake.HandshakeDescriptor;
 import java.util.concurrent.CompletableFuture;
 
 /**

@@ -70,8 +70,7 @@ class ArchitectureTest {
     void shouldKeepTheLaneMachineryFreeOfFabrics() {
         noClasses()
                 .that()
-                .resideInAnyPackage(
-                        "io.pegaflow.transfer", "io.pegaflow.transfer.lane..", "io.pegaflow.transfer.handshake..")
+                .resideInAnyPackage("io.pegaflow.transfer", "io.pegaflow.transfer.lane..")
                 .should()
                 .dependOnClassesThat()
                 .resideInAnyPackage("io.pegaflow.transfer.ucx..", "io.pegaflow.transfer.loopback..", "org.openucx..")
@@ -84,5 +83,12 @@ class ArchitectureTest {
                 .should()
                 .beFreeOfCycles()
                 .check(transfer);
+    }
+
+    @Test
+    void shouldKeepEveryExactPackageFreeOfCyclesRootIncluded() {
+        // the feature-slice rule above puts no root-package class in a slice and sees no cycle inside one feature;
+        // one slice per exact package sees both (a facade in the root importing a subpackage that imports it back)
+        slices().matching("io.pegaflow.(**)").should().beFreeOfCycles().check(transfer);
     }
 }

@@ -9,7 +9,6 @@ import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
 import io.pegaflow.kernel.memory.MemoryRegionInfo;
 import io.pegaflow.transfer.TransferException.Kind;
-import io.pegaflow.transfer.handshake.HandshakeDescriptor;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,10 +1,10 @@
 package io.pegaflow.server.config;
 
 import io.pegaflow.core.cache.AdmissionPolicy;
-import io.pegaflow.core.device.DeviceBackends;
 import io.pegaflow.core.device.cuda.CopyMode;
 import io.pegaflow.core.device.cuda.CudaCopyConfig;
 import io.pegaflow.core.device.cuda.CudaTopology;
+import io.pegaflow.core.device.select.DeviceBackends;
 import io.pegaflow.core.engine.BlockIndexListener;
 import io.pegaflow.core.engine.EngineConfig;
 import io.pegaflow.core.engine.PegaEngine;

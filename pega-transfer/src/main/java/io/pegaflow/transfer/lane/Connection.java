@@ -1,8 +1,8 @@
 package io.pegaflow.transfer.lane;
 
+import io.pegaflow.transfer.HandshakeDescriptor;
 import io.pegaflow.transfer.PeerId;
 import io.pegaflow.transfer.TransferException;
-import io.pegaflow.transfer.handshake.HandshakeDescriptor;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;

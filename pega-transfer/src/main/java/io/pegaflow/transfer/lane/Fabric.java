@@ -1,7 +1,7 @@
 package io.pegaflow.transfer.lane;
 
+import io.pegaflow.transfer.HandshakeDescriptor;
 import io.pegaflow.transfer.RegisteredRegion;
-import io.pegaflow.transfer.handshake.HandshakeDescriptor;
 import java.util.List;
 
 /**

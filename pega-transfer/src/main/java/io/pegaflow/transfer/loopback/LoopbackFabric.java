@@ -1,9 +1,9 @@
 package io.pegaflow.transfer.loopback;
 
 import io.pegaflow.kernel.memory.MemoryRegionInfo;
+import io.pegaflow.transfer.HandshakeDescriptor;
 import io.pegaflow.transfer.RegisteredRegion;
 import io.pegaflow.transfer.TransferConfig;
-import io.pegaflow.transfer.handshake.HandshakeDescriptor;
 import io.pegaflow.transfer.lane.Fabric;
 import java.util.ArrayList;
 import java.util.Comparator;

@@ -2,9 +2,9 @@ package io.pegaflow.transfer.loopback;
 
 import io.pegaflow.kernel.agent.NanoClock;
 import io.pegaflow.kernel.memory.MemoryRegionInfo;
+import io.pegaflow.transfer.HandshakeDescriptor;
 import io.pegaflow.transfer.TransferConfig;
 import io.pegaflow.transfer.TransferEngine;
-import io.pegaflow.transfer.handshake.HandshakeDescriptor;
 import io.pegaflow.transfer.lane.LaneEngine;
 import java.util.ArrayList;
 import java.util.List;

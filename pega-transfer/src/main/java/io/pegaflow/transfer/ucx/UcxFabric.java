@@ -1,11 +1,11 @@
 package io.pegaflow.transfer.ucx;
 
 import io.pegaflow.kernel.memory.MemoryRegionInfo;
+import io.pegaflow.transfer.HandshakeDescriptor;
 import io.pegaflow.transfer.RegisteredRegion;
 import io.pegaflow.transfer.TransferConfig;
 import io.pegaflow.transfer.TransferException;
 import io.pegaflow.transfer.TransferException.Kind;
-import io.pegaflow.transfer.handshake.HandshakeDescriptor;
 import io.pegaflow.transfer.lane.Fabric;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;

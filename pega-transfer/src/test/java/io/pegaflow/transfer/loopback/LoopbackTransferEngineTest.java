@@ -1,10 +1,10 @@
 package io.pegaflow.transfer.loopback;
 
 import io.pegaflow.kernel.memory.MemoryRegionInfo;
+import io.pegaflow.transfer.HandshakeDescriptor;
 import io.pegaflow.transfer.TransferConfig;
 import io.pegaflow.transfer.TransferEngine;
 import io.pegaflow.transfer.TransferEngineContract;
-import io.pegaflow.transfer.handshake.HandshakeDescriptor;
 import java.util.List;
 import org.junit.jupiter.api.Timeout;
 

@@ -1,9 +1,9 @@
 package io.pegaflow.transfer.ucx;
 
 import io.pegaflow.kernel.memory.MemoryRegionInfo;
+import io.pegaflow.transfer.HandshakeDescriptor;
 import io.pegaflow.transfer.RegisteredRegion;
 import io.pegaflow.transfer.TransferEngineContract;
-import io.pegaflow.transfer.handshake.HandshakeDescriptor;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Collections;

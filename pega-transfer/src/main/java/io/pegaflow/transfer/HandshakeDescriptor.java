@@ -1,7 +1,5 @@
-package io.pegaflow.transfer.handshake;
+package io.pegaflow.transfer;
 
-import io.pegaflow.transfer.RegisteredRegion;
-import io.pegaflow.transfer.TransferException;
 import io.pegaflow.transfer.TransferException.Kind;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

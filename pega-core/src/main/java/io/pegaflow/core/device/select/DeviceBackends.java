@@ -1,5 +1,6 @@
-package io.pegaflow.core.device;
+package io.pegaflow.core.device.select;
 
+import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.device.cuda.CudaCopyConfig;
 import io.pegaflow.core.device.host.HostDeviceBackend;
 import io.pegaflow.kernel.memory.MemoryRegionInfo;

@@ -1,10 +1,8 @@
-package io.pegaflow.transfer.handshake;
+package io.pegaflow.transfer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.pegaflow.transfer.RegisteredRegion;
-import io.pegaflow.transfer.TransferException;
 import io.pegaflow.transfer.TransferException.Kind;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
