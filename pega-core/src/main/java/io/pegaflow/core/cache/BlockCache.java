@@ -2,203 +2,82 @@ package io.pegaflow.core.cache;
 
 import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.SealedBlock;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 
 /**
- * The RAM index of sealed blocks, in LRU order.
+ * The RAM index of sealed blocks: the RAM tier's residency and its eviction order.
  *
- * <p>Concurrency: one lock around an access-ordered {@link LinkedHashMap}. Every operation is a short, bounded walk
- * (a query prefix, one insert batch, one eviction batch), so a single lock keeps the order exact and is cheaper than a
- * concurrent map plus a separate order buffer at the query rates a sidecar sees (tens of thousands of lookups per
- * request, a few requests per millisecond).
+ * <p>Two policies, chosen by {@code pega.cache.admission}: {@link #lru} (an access-ordered map; {@code lru}, the default, and
+ * {@code tinylfu} with our admission sketch in front) and
+ * {@link #caffeine} (Caffeine's W-TinyLFU over the same keys). Both share one contract, which the engine relies on:
  *
- * <p>Capacity: the map is unbounded. Memory pressure is handled by the engine: when the pool cannot satisfy an
- * allocation it asks for {@link #evictLru} batches. Eviction skips entries that another holder still references
- * (a lease, a queued load): removing them would free nothing now and would make a block that is about to be loaded
- * unfindable (the reference v0.22.4 evicts them anyway; upstream fixed it later).
+ * <ul>
+ *   <li>Ownership: the cache owns one reference of every resident block. Lookups that hand blocks out retain them
+ *       for the caller; removals hand the cache's reference to an {@link EvictedBlocks}, which the caller releases
+ *       once, outside the cache's lock.
+ *   <li>Capacity is the pool's: the engine asks for {@link #evictColdest} batches when an allocation fails.
+ *       Eviction skips blocks another holder still references (a lease, a queued load, a transfer lock): removing
+ *       them would free nothing now and would make a block that is about to be loaded unfindable.
+ *   <li>Only sealed blocks enter; blocks still being saved (staging) live in the engine's in-flight table.
+ * </ul>
  *
- * <p>Ownership: the cache owns one reference of every resident block. Lookups that hand blocks out retain them for
- * the caller.
+ * <p>Thread-safe. Every operation is a short, bounded walk (a query prefix, one insert batch, one eviction batch).
  */
-public final class BlockCache implements CacheView {
-    private final ReentrantLock lock = new ReentrantLock();
-    private final LinkedHashMap<BlockKey, SealedBlock> map = new LinkedHashMap<>(1024, 0.75f, true);
-    private final AdmissionPolicy admission;
-    private long residentBytes;
+public sealed interface BlockCache extends CacheView permits LruBlockCache, TinyLfuBlockCache {
 
-    public BlockCache(AdmissionPolicy admission) {
-        this.admission = admission;
-    }
-
-    /** Membership only: no LRU touch, no frequency bump. */
-    public boolean contains(BlockKey key) {
-        lock.lock();
-        try {
-            return map.containsKey(key);
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /** Marks which keys are resident, under one lock acquisition; membership only (no LRU touch). */
-    public void markResident(List<BlockKey> keys, boolean[] resident) {
-        lock.lock();
-        try {
-            for (int i = 0; i < keys.size(); i++) {
-                resident[i] = map.containsKey(keys.get(i));
-            }
-        } finally {
-            lock.unlock();
-        }
+    /** Plain LRU order behind {@code admission} ({@link AdmissionPolicy#ALWAYS} for none). */
+    static BlockCache lru(AdmissionPolicy admission) {
+        return new LruBlockCache(admission);
     }
 
     /**
-     * Walks {@code keys} in order and stops at the first miss, moving each hit to MRU. Hits are retained for the
-     * caller and written to {@code out}.
+     * Caffeine's W-TinyLFU as the policy, holding at most {@link TinyLfuBlockCache#TIER_SHARE} of a pool of
+     * {@code poolBytes}. Blocks the policy evicts while inserting go to {@code onEvicted}, which must announce and
+     * release them.
+     */
+    static BlockCache caffeine(long poolBytes, Consumer<EvictedBlocks> onEvicted) {
+        return new TinyLfuBlockCache((long) (poolBytes * TinyLfuBlockCache.TIER_SHARE), onEvicted);
+    }
+
+    /** Membership only: no reordering, no frequency bump. */
+    boolean contains(BlockKey key);
+
+    /** Marks which keys are resident, under one lock acquisition; membership only. */
+    void markResident(List<BlockKey> keys, boolean[] resident);
+
+    /**
+     * Walks {@code keys} in order and stops at the first miss. Each hit counts as a use, is retained for the caller
+     * and written to {@code out}.
      *
      * @return the number of leading hits
      */
-    public int prefix(List<BlockKey> keys, SealedBlock[] out) {
-        lock.lock();
-        try {
-            int n = keys.size();
-            for (int i = 0; i < n; i++) {
-                BlockKey key = keys.get(i);
-                SealedBlock block = map.get(key);
-                if (block == null) {
-                    return i;
-                }
-                admission.recordAccess(key);
-                block.retain();
-                out[i] = block;
-            }
-            return n;
-        } finally {
-            lock.unlock();
-        }
-    }
+    int prefix(List<BlockKey> keys, SealedBlock[] out);
 
-    /** Looks up each key without prefix semantics (misses skipped); hits are retained for the caller. */
+    /** Looks up each key without prefix semantics (misses skipped); hits count as uses and are retained. */
     @Override
-    public void lookupEach(List<BlockKey> keys, BiConsumer<BlockKey, SealedBlock> sink) {
-        lock.lock();
-        try {
-            for (BlockKey key : keys) {
-                SealedBlock block = map.get(key);
-                if (block != null) {
-                    admission.recordAccess(key);
-                    block.retain();
-                    sink.accept(key, block);
-                }
-            }
-        } finally {
-            lock.unlock();
-        }
-    }
+    void lookupEach(List<BlockKey> keys, BiConsumer<BlockKey, SealedBlock> sink);
 
     /**
      * Inserts a batch in order. For {@link InsertOutcome#INSERTED} the cache takes over the caller's reference; for the
      * other outcomes the caller keeps it.
      */
-    public void insertAll(List<BlockKey> keys, List<SealedBlock> blocks, InsertOutcome[] outcomes) {
-        lock.lock();
-        try {
-            for (int i = 0; i < keys.size(); i++) {
-                outcomes[i] = insertLocked(keys.get(i), blocks.get(i));
-            }
-        } finally {
-            lock.unlock();
-        }
-    }
+    void insertAll(List<BlockKey> keys, List<SealedBlock> blocks, InsertOutcome[] outcomes);
 
-    private InsertOutcome insertLocked(BlockKey key, SealedBlock block) {
-        if (map.containsKey(key)) {
-            return InsertOutcome.ALREADY_EXISTS;
-        }
-        if (admission != AdmissionPolicy.ALWAYS) {
-            BlockKey victim = map.isEmpty() ? null : map.keySet().iterator().next();
-            if (!admission.admit(key, victim)) {
-                return InsertOutcome.REJECTED;
-            }
-        }
-        map.put(key, block);
-        residentBytes += block.footprintBytes();
-        return InsertOutcome.INSERTED;
-    }
+    /** Removes up to {@code max} of the coldest entries that no other holder references. */
+    EvictedBlocks evictColdest(int max);
 
-    /** Removes up to {@code max} entries from the LRU end, skipping entries another holder still references. */
-    public EvictedBlocks evictLru(int max) {
-        EvictedBlocks out = new EvictedBlocks();
-        lock.lock();
-        try {
-            Iterator<Map.Entry<BlockKey, SealedBlock>> it = map.entrySet().iterator();
-            while (it.hasNext() && out.count() < max) {
-                Map.Entry<BlockKey, SealedBlock> e = it.next();
-                if (e.getValue().refCount() > 1) {
-                    continue;
-                }
-                it.remove();
-                residentBytes -= e.getValue().footprintBytes();
-                out.add(e.getKey(), e.getValue());
-            }
-        } finally {
-            lock.unlock();
-        }
-        return out;
-    }
+    /** Drains the whole index, referenced or not (the operator's cleanup). */
+    EvictedBlocks evictAll();
 
-    /** Drains the whole index in LRU order, referenced or not (the operator's cleanup). */
-    public EvictedBlocks evictAll() {
-        EvictedBlocks out = new EvictedBlocks();
-        lock.lock();
-        try {
-            for (Map.Entry<BlockKey, SealedBlock> e : map.entrySet()) {
-                out.add(e.getKey(), e.getValue());
-            }
-            map.clear();
-            residentBytes = 0;
-        } finally {
-            lock.unlock();
-        }
-        return out;
-    }
-
-    /** Visits resident keys in LRU order, in batches, without holding the lock while the consumer runs. */
-    public void forEachKeyBatch(int batchSize, java.util.function.Consumer<List<BlockKey>> consumer) {
-        List<BlockKey> snapshot;
-        lock.lock();
-        try {
-            snapshot = List.copyOf(map.keySet());
-        } finally {
-            lock.unlock();
-        }
-        for (int from = 0; from < snapshot.size(); from += batchSize) {
-            consumer.accept(snapshot.subList(from, Math.min(snapshot.size(), from + batchSize)));
-        }
-    }
+    /** Visits resident keys in batches, without holding the lock while the consumer runs. */
+    void forEachKeyBatch(int batchSize, Consumer<List<BlockKey>> consumer);
 
     @Override
-    public int size() {
-        lock.lock();
-        try {
-            return map.size();
-        } finally {
-            lock.unlock();
-        }
-    }
+    int size();
 
+    /** The sum of the resident blocks' footprints. */
     @Override
-    public long residentBytes() {
-        lock.lock();
-        try {
-            return residentBytes;
-        } finally {
-            lock.unlock();
-        }
-    }
+    long residentBytes();
 }

@@ -15,7 +15,8 @@ import java.time.Duration;
  * @param blockwiseAlloc one pool allocation per block instead of one per layer per Save
  * @param hostAlignmentBytes host segment padding, at least; the engine raises it to what its tiers need (512 with
  *     the SSD tier's O_DIRECT)
- * @param admission {@code lru} or {@code tinylfu}
+ * @param admission {@code lru}, {@code tinylfu} (LRU behind our admission sketch) or {@code caffeine} (Caffeine's
+ *     W-TinyLFU as the RAM tier's policy)
  * @param saveDeadline the longest a Save waits for its device copy, and on a full pool for queued Saves to be
  *     sealed, before it fails with DEADLINE_EXCEEDED (30 s; ours, the reference waits forever)
  */
@@ -44,8 +45,9 @@ public record EngineConfig(
             throw new IllegalArgumentException(
                     "host alignment: " + hostAlignmentBytes + " (expected: a power of two >= 1)");
         }
-        if (!"lru".equals(admission) && !"tinylfu".equals(admission)) {
-            throw new IllegalArgumentException("pega.cache.admission: " + admission + " (expected: lru or tinylfu)");
+        if (!"lru".equals(admission) && !"tinylfu".equals(admission) && !"caffeine".equals(admission)) {
+            throw new IllegalArgumentException(
+                    "pega.cache.admission: " + admission + " (expected: lru, tinylfu or caffeine)");
         }
     }
 

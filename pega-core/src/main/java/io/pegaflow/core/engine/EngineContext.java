@@ -1,6 +1,8 @@
 package io.pegaflow.core.engine;
 
 import io.pegaflow.core.cache.AdmissionPolicy;
+import io.pegaflow.core.cache.BlockCache;
+import io.pegaflow.core.cache.EvictedBlocks;
 import io.pegaflow.core.cache.TinyLfuAdmission;
 import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.lease.TransferLockTable;
@@ -14,6 +16,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,7 +37,7 @@ import org.slf4j.LoggerFactory;
 public final class EngineContext {
     private static final Logger LOG = LoggerFactory.getLogger(EngineContext.class);
 
-    // null until set (config, pool, backend: required) or until conclude() fills the default (admission, agents)
+    // null until set (config, pool, backend: required; admission: optional) or until conclude() fills the default
     private @Nullable EngineConfig config;
     private @Nullable PinnedMemoryPool pool;
     private @Nullable DeviceBackend backend;
@@ -74,7 +77,10 @@ public final class EngineContext {
         return this;
     }
 
-    /** Overrides the policy {@link EngineConfig#admission()} names (tests, simulations). */
+    /**
+     * Replaces the policy {@link EngineConfig#admission()} names with an LRU index behind {@code admission} (tests,
+     * simulations).
+     */
     public EngineContext admission(AdmissionPolicy admission) {
         checkOpen();
         this.admission = admission;
@@ -155,8 +161,7 @@ public final class EngineContext {
     }
 
     /**
-     * Validates and freezes the context. Fills the defaults: the admission policy named by the configuration, a
-     * private agent group, and a host alignment raised to what the strictest tier needs (512 with the SSD tier).
+     * Validates and freezes the context. Fills the defaults: a private agent group, and a host alignment raised to what the strictest tier needs (512 with the SSD tier).
      *
      * @throws IllegalArgumentException naming the missing or unusable part; nothing was started
      * @throws IllegalStateException when called twice
@@ -179,9 +184,6 @@ public final class EngineContext {
         }
         cfg = cfg.withHostAlignmentBytes(alignment);
         config = cfg;
-        if (admission == null) {
-            admission = "tinylfu".equals(cfg.admission()) ? TinyLfuAdmission.forPool(p) : AdmissionPolicy.ALWAYS;
-        }
         if (agents == null) {
             agents = new AgentGroup();
         }
@@ -227,8 +229,21 @@ public final class EngineContext {
         return concluded(backend);
     }
 
-    AdmissionPolicy admission() {
-        return concluded(admission);
+    /**
+     * A new RAM index with the configured policy: an LRU index behind the {@link #admission} override when one was
+     * set; else Caffeine's W-TinyLFU for {@code caffeine} (its insert-time evictions go to {@code onEvicted}), LRU
+     * behind our sketch for {@code tinylfu}, plain LRU for {@code lru}.
+     */
+    BlockCache newCache(Consumer<EvictedBlocks> onEvicted) {
+        PinnedMemoryPool p = pool();
+        if (admission != null) {
+            return BlockCache.lru(admission);
+        }
+        return switch (config().admission()) {
+            case "caffeine" -> BlockCache.caffeine(p.capacityBytes(), onEvicted);
+            case "tinylfu" -> BlockCache.lru(TinyLfuAdmission.forPool(p));
+            default -> BlockCache.lru(AdmissionPolicy.ALWAYS);
+        };
     }
 
     RegistrationLog registrationLog() {

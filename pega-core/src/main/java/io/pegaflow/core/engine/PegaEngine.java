@@ -114,7 +114,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         this.registrationLog = ctx.registrationLog();
         this.detached = new DetachedInstances(clock);
         this.detachedIdleNanos = ctx.detachedIdleTimeout().toNanos();
-        this.cache = new BlockCache(ctx.admission());
+        this.cache = ctx.newCache(this::dropPolicyEvictions);
         this.leases = new LeaseTable(clock, config.leaseTtl().toNanos(), limits.leasesPerInstance());
         this.transferLocks =
                 new TransferLockTable(clock, ctx.transferLockTimeout().toNanos());
@@ -559,6 +559,11 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
     /** The pool, read-only: memory is taken through {@link #staging()} and the data paths, never from here. */
     public PoolView pool() {
         return pool;
+    }
+
+    /** Blocks the RAM tier's policy evicted while inserting: announced, counted and released like a reclaim batch. */
+    private void dropPolicyEvictions(EvictedBlocks evicted) {
+        reclaimer.drop(evicted);
     }
 
     /** The RAM cache, read-only. */

@@ -10,7 +10,7 @@ import io.pegaflow.core.tier.ReclaimingAllocator;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Allocation with reclaim (spec/storage.md §1.5): try the pool; when it has no room, evict LRU batches from the RAM
+ * Allocation with reclaim (spec/storage.md §1.5): try the pool; when it has no room, evict batches of the coldest blocks from the RAM
  * index until the largest free region fits, retrying; give up when eviction frees nothing.
  *
  * <p>Eviction skips blocks another holder references (see {@link BlockCache}), so a request larger than what
@@ -62,7 +62,7 @@ final class PoolReclaimer implements ReclaimingAllocator {
             }
             boolean freedAny = false;
             while (pool.largestFreeBytes() < bytes) {
-                EvictedBlocks evicted = cache.evictLru(batch);
+                EvictedBlocks evicted = cache.evictColdest(batch);
                 if (evicted.count() == 0) {
                     break;
                 }

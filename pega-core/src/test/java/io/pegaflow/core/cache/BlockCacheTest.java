@@ -20,7 +20,7 @@ class BlockCacheTest {
     private static final int BLOCK_BYTES = 1024;
 
     private final PinnedMemoryPool pool = PinnedMemoryPool.create(PoolConfig.of(1 << 20));
-    private final BlockCache cache = new BlockCache(AdmissionPolicy.ALWAYS);
+    private final BlockCache cache = BlockCache.lru(AdmissionPolicy.ALWAYS);
     private final List<SealedBlock> outside = new ArrayList<>();
 
     @AfterEach
@@ -108,7 +108,7 @@ class BlockCacheTest {
 
         cache.contains(key(0));
         cache.markResident(List.of(key(0), key(9)), resident);
-        EvictedBlocks evicted = cache.evictLru(1);
+        EvictedBlocks evicted = cache.evictColdest(1);
 
         assertThat(resident).containsExactly(true, false);
         assertThat(evicted.keys()).containsExactly(key(0));
@@ -122,7 +122,7 @@ class BlockCacheTest {
         prefix(0);
         outside.forEach(SealedBlock::release);
         outside.clear();
-        EvictedBlocks evicted = cache.evictLru(1);
+        EvictedBlocks evicted = cache.evictColdest(1);
 
         assertThat(evicted.keys()).containsExactly(key(1));
         evicted.releaseAll();
@@ -133,7 +133,7 @@ class BlockCacheTest {
         insert(0, 1, 2);
         prefix(0);
 
-        EvictedBlocks evicted = cache.evictLru(3);
+        EvictedBlocks evicted = cache.evictColdest(3);
 
         assertThat(evicted.keys()).containsExactly(key(1), key(2));
         assertThat(evicted.stillReferenced()).isZero();

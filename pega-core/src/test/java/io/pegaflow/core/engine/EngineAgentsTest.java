@@ -160,7 +160,7 @@ class EngineAgentsTest {
     void shouldRefuseASaveWhenTheSealingQueueIsFullAndReleaseItsSlots() {
         PinnedMemoryPool pool = PinnedMemoryPool.create(PoolConfig.of(1 << 20));
         SealAgent sealer = new SealAgent(
-                new BlockCache(AdmissionPolicy.ALWAYS),
+                BlockCache.lru(AdmissionPolicy.ALWAYS),
                 new EngineMetrics(),
                 () -> 0L,
                 Duration.ofSeconds(1),
@@ -204,7 +204,7 @@ class EngineAgentsTest {
     @Test
     void shouldTimeOutAFlushOnlyAfterItsDeadline() {
         SealAgent sealer = new SealAgent(
-                new BlockCache(AdmissionPolicy.ALWAYS),
+                BlockCache.lru(AdmissionPolicy.ALWAYS),
                 new EngineMetrics(),
                 () -> 0L,
                 Duration.ofMillis(100),

@@ -99,14 +99,14 @@ class PegaEngineTransferLockTest {
     void shouldMakeBlocksEvictableOnceAnUnreleasedLockExpires() {
         saved("evictable", 3);
         engine.lockForTransfer(NAMESPACE, hashes(3, BLOCKS), "dead-peer:1");
-        assertThat(engine.blockCache().evictLru(BLOCKS).count())
+        assertThat(engine.blockCache().evictColdest(BLOCKS).count())
                 .as("locked blocks are skipped")
                 .isZero();
 
         harness.advance(LOCK_TIMEOUT);
         engine.runMaintenance();
 
-        var evicted = engine.blockCache().evictLru(BLOCKS);
+        var evicted = engine.blockCache().evictColdest(BLOCKS);
         assertThat(evicted.count()).isEqualTo(BLOCKS);
         evicted.releaseAll();
         assertThat(engine.pool().outstandingAllocations()).isZero();

@@ -114,10 +114,13 @@ public record PegaProperties(
     /**
      * RAM index policy ({@code pega.cache.*}).
      *
-     * @param admission {@code lru} (reference default) or {@code tinylfu} ({@code --enable-lfu-admission})
+     * @param admission {@code lru} (reference default), {@code tinylfu} ({@code --enable-lfu-admission}: our sketch in
+     *     front of LRU) or {@code caffeine} (Caffeine's W-TinyLFU as the RAM tier's policy)
      */
     public record Cache(
-            @NotNull @Pattern(regexp = "lru|tinylfu", message = "must be lru or tinylfu") @DefaultValue("lru")
+            @NotNull
+            @Pattern(regexp = "lru|tinylfu|caffeine", message = "must be lru, tinylfu or caffeine")
+            @DefaultValue("lru")
             String admission) {}
 
     /**

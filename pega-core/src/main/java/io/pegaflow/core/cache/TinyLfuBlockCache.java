@@ -1,0 +1,345 @@
+package io.pegaflow.core.cache;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Policy;
+import com.github.benmanes.caffeine.cache.RemovalCause;
+import io.pegaflow.core.block.BlockKey;
+import io.pegaflow.core.block.SealedBlock;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The RAM index with Caffeine's W-TinyLFU as its policy ({@code pega.cache.admission=caffeine}): a Caffeine cache of
+ * block keys <em>is</em> the index, so its window, probation and protected segments, hill climber and frequency
+ * sketch decide what stays, and nothing shadows it.
+ *
+ * <ul>
+ *   <li>Weight = the block's pool bytes ({@link SealedBlock#footprintBytes()}, padding included); maximum weight =
+ *       what the tier may hold, {@link #TIER_SHARE} of the pool. The rest of the pool is room for Saves in flight.
+ *       The budget must bind below the pool: W-TinyLFU judges a newcomer against its probation victim only while
+ *       the cache is over its maximum; a cache that is never full passes every block from the window into probation
+ *       unjudged and then evicts probation in LRU order, which keeps no hot set through a scan (measured, see the
+ *       decision record).
+ *   <li>So Caffeine evicts inside {@link #insertAll}, on the sealing worker's thread: a newcomer it turns away at once
+ *       is reported {@link InsertOutcome#REJECTED}; the other victims go to the engine's eviction sink (announced,
+ *       counted, released) after the lock. When the pool still cannot fit an allocation, the reclaimer's
+ *       {@link #evictColdest} takes the coldest entries in the policy's own order ({@code policy().eviction()
+ *       .coldest(...)}: window and probation by frequency, then protected).
+ *   <li>The removal listener is the one place the cache's reference leaves the policy, for every cause; the
+ *       executor is {@code Runnable::run}, so maintenance and the listener run inside the call that caused them and a
+ *       call returns with every removed block accounted for: the index's bytes and the policy's weight agree.
+ *   <li>Blocks another holder references (a lease, a queued load, a transfer lock) are never victims: the reclaim
+ *       path skips them, and one Caffeine picks at insert time is put back at once.
+ * </ul>
+ *
+ * <p>Concurrency: one lock around every operation, as in {@link LruBlockCache}. A lookup's retain and an eviction's
+ * "is anyone else holding it?" check must not interleave, or a block leased between the check and the removal would
+ * be removed while leased; the lock makes the pair exact and keeps the listener's bookkeeping on the thread that
+ * holds it. Caffeine's own lock is then never contended.
+ *
+ * <p>Caffeine's work, and where it runs: a hit costs a hash lookup and an offer to Caffeine's read buffer (the
+ * reordering is applied in batches when the buffer fills, not per hit); membership checks ({@link #contains},
+ * {@link #markResident}) use the map view, which records nothing; inserts and their evictions run on the sealing
+ * worker and the tier fetches, not on a request thread; the victim walk runs only after an allocation failed. See
+ * {@code docs/decisions/0026-caffeine-tinylfu-policy.md}.
+ */
+final class TinyLfuBlockCache implements BlockCache {
+    /** Put-back rounds for referenced victims per insert batch. */
+    static final int PUT_BACK_ROUNDS = 4;
+
+    /** The share of the pool the index may hold; the rest is room for Saves in flight (measured: 7/8). */
+    static final double TIER_SHARE = 0.875;
+
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Cache<BlockKey, SealedBlock> cache;
+    private final ConcurrentMap<BlockKey, SealedBlock> map;
+    private final Policy.Eviction<BlockKey, SealedBlock> eviction;
+    private final Consumer<EvictedBlocks> onEvicted;
+    // guarded by lock; the removal listener runs inline (Runnable::run) under it
+    private long residentBytes;
+    private List<Map.Entry<BlockKey, SealedBlock>> removed = new ArrayList<>();
+    private long referencedEvictions;
+
+    TinyLfuBlockCache(long maximumBytes, Consumer<EvictedBlocks> onEvicted) {
+        if (maximumBytes <= 0) {
+            throw new IllegalArgumentException("tinylfu cache: maximum " + maximumBytes + " bytes (expected: > 0)");
+        }
+        this.onEvicted = onEvicted;
+        this.cache = Caffeine.newBuilder()
+                .maximumWeight(maximumBytes)
+                .weigher((BlockKey key, SealedBlock block) -> weightOf(block))
+                .executor(Runnable::run)
+                .removalListener(this::onRemoval)
+                .build();
+        this.map = cache.asMap();
+        this.eviction = cache.policy().eviction().orElseThrow();
+    }
+
+    /** A block's weight: its pool bytes; a block of 2 GiB or more cannot be weighed exactly and is refused. */
+    private static int weightOf(SealedBlock block) {
+        return Math.toIntExact(block.footprintBytes());
+    }
+
+    private void onRemoval(@Nullable BlockKey key, @Nullable SealedBlock block, RemovalCause cause) {
+        if (key == null || block == null) {
+            return; // strong keys and values: Caffeine never collects them
+        }
+        residentBytes -= block.footprintBytes();
+        removed.add(Map.entry(key, block));
+    }
+
+    /** What the removal listener collected since the last call; the caller owns the references. Under the lock. */
+    private List<Map.Entry<BlockKey, SealedBlock>> takeRemovedEntries() {
+        List<Map.Entry<BlockKey, SealedBlock>> out = removed;
+        removed = new ArrayList<>();
+        return out;
+    }
+
+    private EvictedBlocks takeRemoved() {
+        EvictedBlocks out = new EvictedBlocks();
+        for (Map.Entry<BlockKey, SealedBlock> e : takeRemovedEntries()) {
+            out.add(e.getKey(), e.getValue());
+        }
+        return out;
+    }
+
+    @Override
+    public boolean contains(BlockKey key) {
+        lock.lock();
+        try {
+            return map.containsKey(key);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void markResident(List<BlockKey> keys, boolean[] resident) {
+        lock.lock();
+        try {
+            for (int i = 0; i < keys.size(); i++) {
+                resident[i] = map.containsKey(keys.get(i));
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public int prefix(List<BlockKey> keys, SealedBlock[] out) {
+        lock.lock();
+        try {
+            int n = keys.size();
+            for (int i = 0; i < n; i++) {
+                SealedBlock block = cache.getIfPresent(keys.get(i));
+                if (block == null) {
+                    return i;
+                }
+                block.retain();
+                out[i] = block;
+            }
+            return n;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void lookupEach(List<BlockKey> keys, BiConsumer<BlockKey, SealedBlock> sink) {
+        lock.lock();
+        try {
+            for (BlockKey key : keys) {
+                SealedBlock block = cache.getIfPresent(key);
+                if (block != null) {
+                    block.retain();
+                    sink.accept(key, block);
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Inserts in order; Caffeine settles each insert in the call. A block W-TinyLFU turns away at once (its frequency
+     * below the probation victim's) is reported {@link InsertOutcome#REJECTED} and stays the caller's; the other
+     * blocks it evicted go to the eviction sink, after the lock. Victims another holder references are put back.
+     */
+    @Override
+    public void insertAll(List<BlockKey> keys, List<SealedBlock> blocks, InsertOutcome[] outcomes) {
+        EvictedBlocks evicted = new EvictedBlocks();
+        lock.lock();
+        try {
+            for (int i = 0; i < keys.size(); i++) {
+                SealedBlock block = blocks.get(i);
+                if (map.putIfAbsent(keys.get(i), block) == null) {
+                    residentBytes += block.footprintBytes();
+                    outcomes[i] = InsertOutcome.INSERTED;
+                } else {
+                    outcomes[i] = InsertOutcome.ALREADY_EXISTS;
+                }
+            }
+            List<Map.Entry<BlockKey, SealedBlock>> victims = keepReferenced(takeRemovedEntries());
+            if (!victims.isEmpty()) {
+                sortOut(keys, blocks, outcomes, victims, evicted);
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (evicted.count() > 0) {
+            onEvicted.accept(evicted);
+        }
+    }
+
+    /**
+     * Puts back the victims another holder references (a lease, a load, a transfer lock: never victims) and returns
+     * the others. A put-back can push out another entry, so it repeats; after {@link #PUT_BACK_ROUNDS} rounds (only
+     * when referenced blocks alone outweigh the budget) the rest stay out of the index, their memory held by their
+     * holders, and are counted.
+     */
+    private List<Map.Entry<BlockKey, SealedBlock>> keepReferenced(List<Map.Entry<BlockKey, SealedBlock>> removed) {
+        List<Map.Entry<BlockKey, SealedBlock>> out = new ArrayList<>(removed.size());
+        List<Map.Entry<BlockKey, SealedBlock>> round = removed;
+        for (int r = 0; r < PUT_BACK_ROUNDS && !round.isEmpty(); r++) {
+            boolean putBack = false;
+            for (Map.Entry<BlockKey, SealedBlock> e : round) {
+                if (e.getValue().refCount() > 1 && map.putIfAbsent(e.getKey(), e.getValue()) == null) {
+                    residentBytes += e.getValue().footprintBytes();
+                    putBack = true;
+                } else {
+                    out.add(e);
+                }
+            }
+            round = putBack ? takeRemovedEntries() : List.of();
+        }
+        for (Map.Entry<BlockKey, SealedBlock> e : round) {
+            if (e.getValue().refCount() > 1) {
+                referencedEvictions++;
+            }
+            out.add(e);
+        }
+        return out;
+    }
+
+    /** Victims inserted by this very call become {@code REJECTED} (the caller keeps them); the rest are evicted. */
+    private static void sortOut(
+            List<BlockKey> keys,
+            List<SealedBlock> blocks,
+            InsertOutcome[] outcomes,
+            List<Map.Entry<BlockKey, SealedBlock>> victims,
+            EvictedBlocks evicted) {
+        Map<BlockKey, Integer> inserted = new HashMap<>();
+        for (int i = 0; i < keys.size(); i++) {
+            if (outcomes[i] == InsertOutcome.INSERTED) {
+                inserted.put(keys.get(i), i);
+            }
+        }
+        for (Map.Entry<BlockKey, SealedBlock> victim : victims) {
+            Integer i = inserted.get(victim.getKey());
+            if (i != null && blocks.get(i) == victim.getValue()) {
+                outcomes[i] = InsertOutcome.REJECTED;
+            } else {
+                evicted.add(victim.getKey(), victim.getValue());
+            }
+        }
+    }
+
+    /**
+     * The reclaim path: the pool still cannot fit an allocation (Saves in flight took more than the headroom). The
+     * coldest unreferenced entries in the policy's own order go.
+     */
+    @Override
+    public EvictedBlocks evictColdest(int max) {
+        lock.lock();
+        try {
+            // The snapshot runs under Caffeine's eviction lock after its maintenance, so the order is current; the
+            // removals happen after it, through the map, so the listener sees them like any other removal.
+            List<Map.Entry<BlockKey, SealedBlock>> victims =
+                    eviction.coldest(entries -> entries.filter(e -> e.getValue().refCount() == 1)
+                            .limit(max)
+                            .<Map.Entry<BlockKey, SealedBlock>>map(e -> Map.entry(e.getKey(), e.getValue()))
+                            .toList());
+            for (Map.Entry<BlockKey, SealedBlock> victim : victims) {
+                map.remove(victim.getKey(), victim.getValue());
+            }
+            return takeRemoved();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public EvictedBlocks evictAll() {
+        lock.lock();
+        try {
+            cache.invalidateAll();
+            return takeRemoved();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** In the map's order (no policy walk: the consumers announce keys, order does not matter to them). */
+    @Override
+    public void forEachKeyBatch(int batchSize, Consumer<List<BlockKey>> consumer) {
+        List<BlockKey> snapshot;
+        lock.lock();
+        try {
+            snapshot = List.copyOf(map.keySet());
+        } finally {
+            lock.unlock();
+        }
+        for (int from = 0; from < snapshot.size(); from += batchSize) {
+            consumer.accept(snapshot.subList(from, Math.min(snapshot.size(), from + batchSize)));
+        }
+    }
+
+    @Override
+    public int size() {
+        lock.lock();
+        try {
+            return map.size();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public long residentBytes() {
+        lock.lock();
+        try {
+            return residentBytes;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The policy's own weighted size, after its pending maintenance: equals {@link #residentBytes()}. */
+    long policyWeightedBytes() {
+        lock.lock();
+        try {
+            cache.cleanUp();
+            return eviction.weightedSize().orElseThrow();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Referenced victims left out after {@link #PUT_BACK_ROUNDS} put-backs; 0 unless they outweigh the budget. */
+    long referencedEvictions() {
+        lock.lock();
+        try {
+            return referencedEvictions;
+        } finally {
+            lock.unlock();
+        }
+    }
+}
