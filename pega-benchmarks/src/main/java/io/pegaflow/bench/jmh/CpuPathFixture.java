@@ -24,7 +24,8 @@ import java.util.concurrent.locks.LockSupport;
  * The reference's {@code cpu_path.rs} fixture (spec/storage.md §8.1) on the host backend.
  *
  * <ul>
- *   <li>Pool = {@code 4 × registered bytes + 64 MiB}, allocator hint = bytes per block, LRU (no TinyLFU), no NUMA
+ *   <li>Pool = {@code 4 × registered bytes + 64 MiB}, allocator hint = bytes per block, LRU unless a benchmark's
+ *       {@code admission} param names another {@code pega.cache.admission} policy, no NUMA
  *       binding, no SSD tier.
  *   <li>Instance {@code cpu-path-bench}, namespace {@code cpu-path}, tp 1, world 1, layers {@code layer_{i}}, one
  *       segment, stride 0, block ids {@code 0..N-1}.
@@ -94,7 +95,13 @@ final class CpuPathFixture implements AutoCloseable {
     }
 
     static CpuPathFixture create(int blocks, int layers, long bytesPerBlock, Layout layout, BenchBackend backend) {
-        return create(blocks, layers, bytesPerBlock, layout, backend, List.of());
+        return create(blocks, layers, bytesPerBlock, layout, backend, List.of(), "lru");
+    }
+
+    /** As above, with the RAM tier's policy named by {@code admission} ({@code pega.cache.admission}). */
+    static CpuPathFixture create(
+            int blocks, int layers, long bytesPerBlock, Layout layout, BenchBackend backend, String admission) {
+        return create(blocks, layers, bytesPerBlock, layout, backend, List.of(), admission);
     }
 
     /** As above, with cluster-index listeners installed in the engine from the start. */
@@ -105,6 +112,17 @@ final class CpuPathFixture implements AutoCloseable {
             Layout layout,
             BenchBackend backend,
             List<BlockIndexListener> indexListeners) {
+        return create(blocks, layers, bytesPerBlock, layout, backend, indexListeners, "lru");
+    }
+
+    private static CpuPathFixture create(
+            int blocks,
+            int layers,
+            long bytesPerBlock,
+            Layout layout,
+            BenchBackend backend,
+            List<BlockIndexListener> indexListeners,
+            String admission) {
         long layerBytes = blocks * bytesPerBlock;
         long deviceBytes = layout == Layout.SHARED ? layerBytes : layerBytes * layers;
         long registered = layerBytes * layers;
@@ -121,7 +139,9 @@ final class CpuPathFixture implements AutoCloseable {
             PoolConfig poolConfig =
                     new PoolConfig(4 * registered + SLACK_BYTES, 1, false, PoolConfig.NO_NUMA_NODE, bytesPerBlock, 0);
             // A lease TTL far beyond any run, so no lease expires between the untimed query and the timed load.
-            EngineConfig config = EngineConfig.defaults(poolConfig).withLeaseTtl(Duration.ofHours(1));
+            EngineConfig config = EngineConfig.defaults(poolConfig)
+                    .withLeaseTtl(Duration.ofHours(1))
+                    .withAdmission(admission);
             EngineContext context = new EngineContext()
                     .config(config)
                     .pool(PinnedMemoryPool.create(poolConfig))

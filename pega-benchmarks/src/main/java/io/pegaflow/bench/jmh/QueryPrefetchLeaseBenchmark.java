@@ -25,13 +25,17 @@ public class QueryPrefetchLeaseBenchmark extends CpuPathBenchmark {
     @Param({"reference"})
     String hashes;
 
+    /** The RAM tier's policy ({@code pega.cache.admission}): {@code lru}, {@code tinylfu} or {@code caffeine}. */
+    @Param({"lru"})
+    String admission;
+
     private String reqId;
     private byte @Nullable [] lease; // set by the benchmark method, released after each invocation
     private long iteration;
 
     @Override
     CpuPathFixture createFixture() {
-        return CpuPathFixture.create(n, 1, 1024, CpuPathFixture.Layout.SHARED, BenchBackend.HOST)
+        return CpuPathFixture.create(n, 1, 1024, CpuPathFixture.Layout.SHARED, BenchBackend.HOST, admission)
                 .hashes(CpuPathFixture.HashKind.of(hashes))
                 .primed();
     }

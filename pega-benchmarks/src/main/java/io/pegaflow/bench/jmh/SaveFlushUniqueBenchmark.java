@@ -25,9 +25,13 @@ public class SaveFlushUniqueBenchmark extends SaveBenchmark {
     @Param({"reference"})
     String hashes;
 
+    /** The RAM tier's policy ({@code pega.cache.admission}): {@code lru}, {@code tinylfu} or {@code caffeine}. */
+    @Param({"lru"})
+    String admission;
+
     @Override
     CpuPathFixture createFixture() {
-        return CpuPathFixture.create(n, 1, 1024, CpuPathFixture.Layout.SHARED, BenchBackend.of(backend))
+        return CpuPathFixture.create(n, 1, 1024, CpuPathFixture.Layout.SHARED, BenchBackend.of(backend), admission)
                 .hashes(CpuPathFixture.HashKind.of(hashes));
     }
 

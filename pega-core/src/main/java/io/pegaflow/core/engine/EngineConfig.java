@@ -136,4 +136,18 @@ public record EngineConfig(
                 admission,
                 saveDeadline);
     }
+
+    /** The configuration with another {@link #admission()} ({@code lru}, {@code tinylfu} or {@code caffeine}). */
+    public EngineConfig withAdmission(String policy) {
+        return new EngineConfig(
+                pool,
+                leaseTtl,
+                maintenanceInterval,
+                inflightMaxAge,
+                evictionBatch,
+                blockwiseAlloc,
+                hostAlignmentBytes,
+                policy,
+                saveDeadline);
+    }
 }
