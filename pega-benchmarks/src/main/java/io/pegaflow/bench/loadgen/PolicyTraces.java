@@ -51,7 +51,7 @@ import org.jspecify.annotations.Nullable;
  * </ul>
  *
  * <pre>
- * java -cp pega-benchmarks/target/benchmarks.jar io.pegaflow.bench.loadgen.PolicyTraces [--ssd DIR] [--out FILE]
+ * java -cp pega-benchmarks/target/benchmarks.jar io.pegaflow.bench.loadgen.PolicyTraces [--ssd DIR] [--seed N] [--out FILE]
  * </pre>
  */
 public final class PolicyTraces {
@@ -109,26 +109,30 @@ public final class PolicyTraces {
     }
 
     private final @Nullable Path ssdDir;
+    private final long seed;
 
-    private PolicyTraces(@Nullable Path ssdDir) {
+    private PolicyTraces(@Nullable Path ssdDir, long seed) {
         this.ssdDir = ssdDir;
+        this.seed = seed;
     }
 
     public static void main(String[] args) throws IOException {
         Path ssd = null;
         Path out = null;
+        long seed = 0;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--ssd" -> ssd = Path.of(args[++i]);
                 case "--out" -> out = Path.of(args[++i]);
+                case "--seed" -> seed = Long.parseLong(args[++i]);
                 default -> throw new IllegalArgumentException("unknown argument: " + args[i]);
             }
         }
-        PolicyTraces traces = new PolicyTraces(ssd);
+        PolicyTraces traces = new PolicyTraces(ssd, seed);
         StringBuilder table = new StringBuilder();
         table.append(String.format(
-                "blocks of %d B, blockwise allocation, eviction batch 64, SSD tier: %s%n%n",
-                BLOCK_BYTES, ssd == null ? "none" : "4 x the pool"));
+                "blocks of %d B, blockwise allocation, eviction batch 64, SSD tier: %s, seed %d%n%n",
+                BLOCK_BYTES, ssd == null ? "none" : "4 x the pool", seed));
         table.append("| trace | policy | blocks queried | RAM hits | SSD hits | misses | MiB re-saved |\n");
         table.append("| --- | --- | ---: | ---: | ---: | ---: | ---: |\n");
         StringBuilder hot = new StringBuilder("\nscan trace, hot set only, rounds 2-5 (decision 0004's measure):");
@@ -140,7 +144,7 @@ public final class PolicyTraces {
         }
         List<Tenant> zipf = List.of(new Tenant("zipf", 1, 8, 2000, 0.9));
         for (Policy policy : Policy.values()) {
-            table.append(traces.runMix(policy, zipf, 1024, 4000, 11).row("zipf", policy))
+            table.append(traces.runMix(policy, zipf, 1024, 4000, 11 + seed).row("zipf", policy))
                     .append('\n');
         }
         List<Tenant> tenants = List.of(
@@ -148,7 +152,7 @@ public final class PolicyTraces {
                 new Tenant("rag", 3, 16, 1500, 0.6),
                 new Tenant("batch", 2, 32, Integer.MAX_VALUE, 0));
         for (Policy policy : Policy.values()) {
-            table.append(traces.runMix(policy, tenants, 1024, 4000, 23).row("tenants", policy))
+            table.append(traces.runMix(policy, tenants, 1024, 4000, 23 + seed).row("tenants", policy))
                     .append('\n');
         }
         table.append(hot).append('\n');
@@ -166,7 +170,7 @@ public final class PolicyTraces {
     Tally runScan(Policy policy) throws IOException {
         Tally tally = new Tally();
         try (Rig rig = new Rig(policy, 512, List.of("scan"))) {
-            BlockContent content = new BlockContent(4, BLOCK_BYTES, 1, HASH_BYTES);
+            BlockContent content = new BlockContent(4 + seed, BLOCK_BYTES, 1, HASH_BYTES);
             for (int round = 0; round < 6; round++) {
                 for (int i = 0; i < 256; i++) {
                     long hitsBefore = tally.ramHits;

@@ -52,7 +52,7 @@ import org.jspecify.annotations.Nullable;
  * {@code docs/decisions/0026-caffeine-tinylfu-policy.md}.
  */
 final class TinyLfuBlockCache implements BlockCache {
-    /** Put-back rounds for referenced victims per insert batch. */
+    /** Put-back rounds for referenced victims before the batch's newcomers make way. */
     static final int PUT_BACK_ROUNDS = 4;
 
     /** The share of the pool the index may hold; the rest is room for Saves in flight (measured: 7/8). */
@@ -187,7 +187,7 @@ final class TinyLfuBlockCache implements BlockCache {
                     outcomes[i] = InsertOutcome.ALREADY_EXISTS;
                 }
             }
-            List<Map.Entry<BlockKey, SealedBlock>> victims = keepReferenced(takeRemovedEntries());
+            List<Map.Entry<BlockKey, SealedBlock>> victims = keepReferenced(keys, blocks, outcomes);
             if (!victims.isEmpty()) {
                 sortOut(keys, blocks, outcomes, victims, evicted);
             }
@@ -200,31 +200,50 @@ final class TinyLfuBlockCache implements BlockCache {
     }
 
     /**
-     * Puts back the victims another holder references (a lease, a load, a transfer lock: never victims) and returns
-     * the others. A put-back can push out another entry, so it repeats; after {@link #PUT_BACK_ROUNDS} rounds (only
-     * when referenced blocks alone outweigh the budget) the rest stay out of the index, their memory held by their
-     * holders, and are counted.
+     * Collects what Caffeine removed during this insert batch and puts back the victims another holder references (a
+     * lease, a load, a transfer lock: never victims); returns the others. A put-back enters the window as a newcomer
+     * and can lose the frequency contest again, so after {@link #PUT_BACK_ROUNDS} rounds the batch's own newcomers
+     * make way instead (they come back as victims and become {@code REJECTED}). Only if none is left and referenced
+     * blocks alone outweigh the budget does one stay out of the index (its memory held by its holders) and is
+     * counted.
      */
-    private List<Map.Entry<BlockKey, SealedBlock>> keepReferenced(List<Map.Entry<BlockKey, SealedBlock>> removed) {
-        List<Map.Entry<BlockKey, SealedBlock>> out = new ArrayList<>(removed.size());
-        List<Map.Entry<BlockKey, SealedBlock>> round = removed;
-        for (int r = 0; r < PUT_BACK_ROUNDS && !round.isEmpty(); r++) {
-            boolean putBack = false;
+    private List<Map.Entry<BlockKey, SealedBlock>> keepReferenced(
+            List<BlockKey> keys, List<SealedBlock> blocks, InsertOutcome[] outcomes) {
+        List<Map.Entry<BlockKey, SealedBlock>> out = new ArrayList<>();
+        List<Map.Entry<BlockKey, SealedBlock>> round = takeRemovedEntries();
+        int newcomer = keys.size() - 1;
+        for (int r = 0; !round.isEmpty(); r++) {
+            List<Map.Entry<BlockKey, SealedBlock>> referenced = new ArrayList<>();
             for (Map.Entry<BlockKey, SealedBlock> e : round) {
-                if (e.getValue().refCount() > 1 && map.putIfAbsent(e.getKey(), e.getValue()) == null) {
-                    residentBytes += e.getValue().footprintBytes();
-                    putBack = true;
-                } else {
-                    out.add(e);
+                (e.getValue().refCount() > 1 ? referenced : out).add(e);
+            }
+            if (referenced.isEmpty()) {
+                break;
+            }
+            if (r >= PUT_BACK_ROUNDS) {
+                for (int made = 0; made < referenced.size() && newcomer >= 0; newcomer--) {
+                    SealedBlock block = blocks.get(newcomer);
+                    if (outcomes[newcomer] == InsertOutcome.INSERTED
+                            && block.refCount() == 1
+                            && map.remove(keys.get(newcomer), block)) {
+                        made++;
+                    }
+                }
+                if (newcomer < 0 && r >= PUT_BACK_ROUNDS + keys.size()) {
+                    referencedEvictions += referenced.size();
+                    out.addAll(referenced);
+                    out.addAll(takeRemovedEntries());
+                    break;
                 }
             }
-            round = putBack ? takeRemovedEntries() : List.of();
-        }
-        for (Map.Entry<BlockKey, SealedBlock> e : round) {
-            if (e.getValue().refCount() > 1) {
-                referencedEvictions++;
+            for (Map.Entry<BlockKey, SealedBlock> e : referenced) {
+                if (map.putIfAbsent(e.getKey(), e.getValue()) == null) {
+                    residentBytes += e.getValue().footprintBytes();
+                } else {
+                    out.add(e); // cannot happen under the lock: the key was just removed; keep the reference moving
+                }
             }
-            out.add(e);
+            round = takeRemovedEntries();
         }
         return out;
     }
@@ -333,7 +352,7 @@ final class TinyLfuBlockCache implements BlockCache {
         }
     }
 
-    /** Referenced victims left out after {@link #PUT_BACK_ROUNDS} put-backs; 0 unless they outweigh the budget. */
+    /** Referenced victims left out of the index; 0 unless referenced blocks alone outweigh the budget. */
     long referencedEvictions() {
         lock.lock();
         try {

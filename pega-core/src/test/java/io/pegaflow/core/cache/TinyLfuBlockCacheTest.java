@@ -151,4 +151,25 @@ class TinyLfuBlockCacheTest {
                 .as("scan blocks turned away by the frequency filter")
                 .isPositive();
     }
+
+    @Test
+    void shouldTurnNewcomersAwayRatherThanEvictALeasedBlock() {
+        for (int seen = 0; seen < 3; seen++) {
+            insert(100, 101, 102, 103, 104, 105, 106, 107);
+            cache.evictAll().releaseAll();
+        }
+        insert(0, 1, 2, 3, 4, 5, 6, 7);
+        for (int i = 0; i < 8; i++) {
+            lease(i);
+        }
+        InsertOutcome[] outcomes = insert(100, 101, 102, 103, 104, 105, 106, 107);
+        for (int i = 0; i < 8; i++) {
+            assertThat(cache.contains(key(i))).as("leased block %d", i).isTrue();
+        }
+        assertThat(outcomes).contains(InsertOutcome.REJECTED);
+        assertThat(cache.referencedEvictions()).isZero();
+        assertThat(sunk).allSatisfy(e -> assertThat(e.stillReferenced()).isZero());
+        assertThat(cache.policyWeightedBytes()).isEqualTo(cache.residentBytes());
+        assertThat(cache.residentBytes()).isLessThanOrEqualTo((long) BUDGET_BLOCKS * BLOCK_BYTES);
+    }
 }
