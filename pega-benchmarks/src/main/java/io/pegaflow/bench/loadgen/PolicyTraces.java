@@ -51,7 +51,8 @@ import org.jspecify.annotations.Nullable;
  * </ul>
  *
  * <pre>
- * java -cp pega-benchmarks/target/benchmarks.jar io.pegaflow.bench.loadgen.PolicyTraces [--ssd DIR] [--seed N] [--out FILE]
+ * java -cp pega-benchmarks/target/benchmarks.jar io.pegaflow.bench.loadgen.PolicyTraces \
+ *     [--ssd DIR] [--seed N] [--out FILE]
  * </pre>
  */
 public final class PolicyTraces {

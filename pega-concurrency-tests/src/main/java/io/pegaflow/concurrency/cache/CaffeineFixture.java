@@ -11,7 +11,8 @@ import java.util.List;
 
 /**
  * A Caffeine-policy index ({@code pega.cache.admission=caffeine}) whose budget holds exactly one block, with block
- * {@code a} resident and {@code b}'s key more frequent than {@code a}'s. Blocks the policy evicts while inserting are released at once, as the engine's sink does.
+ * {@code a} resident and {@code b}'s key more frequent than {@code a}'s. Blocks the policy evicts while inserting are
+ * released at once, as the engine's sink does.
  */
 final class CaffeineFixture {
     /** A pool size whose 7/8 budget fits one {@link Pools#UNIT_BYTES} block and not two. */

@@ -9,9 +9,9 @@ import java.util.function.Consumer;
 /**
  * The RAM index of sealed blocks: the RAM tier's residency and its eviction order.
  *
- * <p>Two policies, chosen by {@code pega.cache.admission}: {@link #lru} (an access-ordered map; {@code lru}, the default, and
- * {@code tinylfu} with our admission sketch in front) and
- * {@link #caffeine} (Caffeine's W-TinyLFU over the same keys). Both share one contract, which the engine relies on:
+ * <p>Two implementations, chosen by {@code pega.cache.admission}: {@link #lru} (an access-ordered map: {@code lru},
+ * the default, and {@code tinylfu} with our admission sketch in front) and {@link #caffeine} (Caffeine's W-TinyLFU
+ * over the same keys). Both share one contract, which the engine relies on:
  *
  * <ul>
  *   <li>Ownership: the cache owns one reference of every resident block. Lookups that hand blocks out retain them

@@ -70,7 +70,7 @@ final class TinyLfuBlockCache implements BlockCache {
 
     TinyLfuBlockCache(long maximumBytes, Consumer<EvictedBlocks> onEvicted) {
         if (maximumBytes <= 0) {
-            throw new IllegalArgumentException("tinylfu cache: maximum " + maximumBytes + " bytes (expected: > 0)");
+            throw new IllegalArgumentException("caffeine cache: maximum " + maximumBytes + " bytes (expected: > 0)");
         }
         this.onEvicted = onEvicted;
         this.cache = Caffeine.newBuilder()
@@ -98,6 +98,9 @@ final class TinyLfuBlockCache implements BlockCache {
 
     /** What the removal listener collected since the last call; the caller owns the references. Under the lock. */
     private List<Map.Entry<BlockKey, SealedBlock>> takeRemovedEntries() {
+        if (removed.isEmpty()) {
+            return List.of(); // the common insert: nothing left the policy, nothing to allocate
+        }
         List<Map.Entry<BlockKey, SealedBlock>> out = removed;
         removed = new ArrayList<>();
         return out;

@@ -161,7 +161,8 @@ public final class EngineContext {
     }
 
     /**
-     * Validates and freezes the context. Fills the defaults: a private agent group, and a host alignment raised to what the strictest tier needs (512 with the SSD tier).
+     * Validates and freezes the context. Fills the defaults: a private agent group, and a host alignment raised to
+     * what the strictest tier needs (512 with the SSD tier).
      *
      * @throws IllegalArgumentException naming the missing or unusable part; nothing was started
      * @throws IllegalStateException when called twice
