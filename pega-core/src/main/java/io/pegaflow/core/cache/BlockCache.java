@@ -45,6 +45,7 @@ public sealed interface BlockCache extends CacheView permits LruBlockCache, Tiny
     boolean contains(BlockKey key);
 
     /** Marks which keys are resident, under one lock acquisition; membership only. */
+    @Override
     void markResident(List<BlockKey> keys, boolean[] resident);
 
     /**

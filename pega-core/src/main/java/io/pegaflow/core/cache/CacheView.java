@@ -18,4 +18,7 @@ public interface CacheView {
      * releases it once. Absent keys are skipped.
      */
     void lookupEach(List<BlockKey> keys, BiConsumer<BlockKey, SealedBlock> sink);
+
+    /** Marks which of {@code keys} are resident, under one lock acquisition; membership only (no use recorded). */
+    void markResident(List<BlockKey> keys, boolean[] resident);
 }

@@ -3,14 +3,14 @@ package io.pegaflow.core.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.pegaflow.kernel.agent.AgentGroup;
-import io.pegaflow.kernel.agent.NanoClock;
 import io.pegaflow.core.device.ProcessUid;
 import io.pegaflow.core.device.host.HostDeviceBackend;
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
 import io.pegaflow.core.tier.BackingTier;
+import io.pegaflow.kernel.agent.AgentGroup;
+import io.pegaflow.kernel.agent.NanoClock;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;
