@@ -58,6 +58,15 @@ function layerSpace(i) {
     : `<span class="pill warn">waiting: ${i.devices.length}/${i.world_size} workers registered</span>`;
 }
 
+// Storage groups: one for a dense model; a hybrid one (attention plus recurrent state, pegaflow-llm 0.23.11+) keys and
+// seals each group apart. The cell lists the layers of each group.
+function groups(i) {
+  const counts = i.group_layers || [];
+  if (!i.hybrid) return '<span class="muted">1</span>';
+  return `<span class="pill ok" title="layers per storage group">hybrid</span> `
+    + counts.map((n, g) => `g${g}: ${counted(n, 'layer')}`).join(', ');
+}
+
 // ------------------------------------------------------------------ overview
 
 export async function overview(page) {
@@ -94,7 +103,7 @@ export async function overview(page) {
       return `<tr data-instance="${esc(i.id)}"><td><code>${esc(i.id)}</code>${i.detached ? ' <span class="pill warn">detached</span>' : ''}</td>`
         + `<td>${esc(i.namespace)}</td><td class="num">${i.tp_size} / ${i.world_size}</td><td class="num">${i.num_layers}</td>`
         + `<td class="connector">${connectorVersion(i)}</td><td class="generation">${generation(i)}</td>`
-        + `<td class="layer-space">${layerSpace(i)}</td>`
+        + `<td class="layer-space">${layerSpace(i)}</td><td class="groups">${groups(i)}</td>`
         + `<td class="num">${i.leases}</td><td>${devices || '<span class="muted">no device yet</span>'}</td></tr>`;
     })
     .join('');
@@ -121,7 +130,7 @@ export async function overview(page) {
     <div class="card"><h3>Save / load throughput</h3>${lineChart(throughput, { yFormat: rate, label: 'throughput' })}</div>
   </div>
   <h3>Instances</h3>
-  ${rows ? `<table id="instance-table"><tr><th>instance</th><th>namespace</th><th class="num">tp / world</th><th class="num">layers</th><th>connector</th><th>generation</th><th>layer space</th><th class="num">leases</th><th>devices</th></tr>${rows}</table>`
+  ${rows ? `<table id="instance-table"><tr><th>instance</th><th>namespace</th><th class="num">tp / world</th><th class="num">layers</th><th>connector</th><th>generation</th><th>layer space</th><th>groups</th><th class="num">leases</th><th>devices</th></tr>${rows}</table>`
     : '<div class="off" id="no-instances">No instance registered</div>'}`;
 }
 

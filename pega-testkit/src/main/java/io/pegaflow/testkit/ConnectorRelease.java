@@ -1,6 +1,7 @@
 package io.pegaflow.testkit;
 
 import io.pegaflow.proto.RegisterContextRequest;
+import java.util.function.IntUnaryOperator;
 
 /**
  * A pegaflow-llm connector release as a mock worker plays it on the wire, read from upstream's source
@@ -34,8 +35,11 @@ public record ConnectorRelease(
         return new ConnectorRelease(version, sendsNumLayers, sendsLayerIds, sendsLayerGroupIds, groupedLoad);
     }
 
-    /** Adds this release's fields to a registration of {@code layers} layers ({@code numLayers} when it sends it). */
-    void shape(RegisterContextRequest.Builder r, int numLayers) {
+    /**
+     * Adds this release's fields to a registration ({@code numLayers} when it sends it; each layer's storage group from
+     * {@code groupOf} when it sends {@code layer_group_ids}).
+     */
+    void shape(RegisterContextRequest.Builder r, int numLayers, IntUnaryOperator groupOf) {
         if (!clientVersion.isEmpty()) {
             r.setClientVersion(clientVersion);
         }
@@ -49,7 +53,7 @@ public record ConnectorRelease(
                 r.addLayerIds(i);
             }
             if (sendsLayerGroupIds) {
-                r.addLayerGroupIds(0);
+                r.addLayerGroupIds(groupOf.applyAsInt(i));
             }
         }
     }

@@ -94,6 +94,70 @@ public final class MockScheduler implements AutoCloseable {
     }
 
     /**
+     * One {@code QueryPrefetch} with the fields of later connectors: {@code group} (a hybrid state group's membership
+     * query when {@code > 0}, pegaflow-llm 0.23.11+) and {@code waitForFullPrefix} (0.23.5+).
+     *
+     * @throws StatusRuntimeException when the server rejects it
+     */
+    public QueryResponse query(
+            String instanceId, List<ByteString> hashes, String reqId, int group, boolean waitForFullPrefix) {
+        QueryRequest request = QueryRequest.newBuilder()
+                .setInstanceId(instanceId)
+                .addAllBlockHashes(hashes)
+                .setReqId(reqId)
+                .setGroupId(group)
+                .setWaitForFullPrefix(waitForFullPrefix)
+                .build();
+        return deadlineStub().queryPrefetch(request);
+    }
+
+    /** As {@link #queryUntilReady(String, List, String, Duration)}, with a group and {@code wait_for_full_prefix}. */
+    public QueryReady queryUntilReady(
+            String instanceId,
+            List<ByteString> hashes,
+            String reqId,
+            int group,
+            boolean waitForFullPrefix,
+            Duration timeout) {
+        long deadlineNs = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            QueryResponse response = query(instanceId, hashes, reqId, group, waitForFullPrefix);
+            if (response.hasReady()) {
+                return response.getReady();
+            }
+            if (System.nanoTime() - deadlineNs >= 0) {
+                throw new TestkitTimeoutException("query " + reqId + " still loading after " + timeout);
+            }
+            pause();
+        }
+    }
+
+    /**
+     * Polls a membership query of state group {@code group} until at least {@code expectedHits} of {@code hashes}
+     * hit, releasing every lease it receives.
+     *
+     * @return the hit positions of the answer that satisfied the wait
+     * @throws TestkitTimeoutException when fewer hit after {@code timeout}
+     */
+    public List<Integer> awaitMembers(
+            String instanceId, int group, List<ByteString> hashes, int expectedHits, Duration timeout) {
+        String reqId = "testkit-members-" + UUID.randomUUID();
+        long deadlineNs = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            QueryReady ready = query(instanceId, hashes, reqId, group, false).getReady();
+            releaseQuietly(ready.getLease());
+            if (ready.getHitPositionsCount() >= expectedHits) {
+                return ready.getHitPositionsList();
+            }
+            if (System.nanoTime() - deadlineNs >= 0) {
+                throw new TestkitTimeoutException("expected " + expectedHits + " members of group " + group + " for "
+                        + instanceId + ", saw " + ready.getHitPositionsCount() + " after " + timeout);
+            }
+            pause();
+        }
+    }
+
+    /**
      * Queries with the same {@code reqId} every 10 ms while the answer is {@code Loading}, like vLLM retrying next
      * step.
      *

@@ -19,7 +19,9 @@ import io.pegaflow.proto.compat.GroupedLoadRequest;
 import io.pegaflow.proto.compat.LoadGroup;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -61,6 +63,7 @@ public final class MockVllmWorker implements AutoCloseable {
     private final Duration loadTimeout;
     private final List<LayerRegion> layers;
     private final List<ShmDeviceMemory> ownedMemories;
+    private final Map<String, Integer> groups;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     MockVllmWorker(Builder b, List<LayerRegion> layers, List<ShmDeviceMemory> ownedMemories) {
@@ -77,6 +80,7 @@ public final class MockVllmWorker implements AutoCloseable {
         this.loadTimeout = b.loadTimeout;
         this.layers = List.copyOf(layers);
         this.ownedMemories = List.copyOf(ownedMemories);
+        this.groups = Map.copyOf(b.groups);
         this.channel = TestkitChannels.open(b.host, b.port);
         this.stub = EngineGrpc.newBlockingStub(channel);
     }
@@ -157,7 +161,7 @@ public final class MockVllmWorker implements AutoCloseable {
                     .addKvStrideBytes(l.kvStrideBytes())
                     .addSegments(l.segments());
         }
-        release.shape(r, numLayers);
+        release.shape(r, numLayers, i -> groupOf(r.getLayerNames(i)));
         return r.build();
     }
 
@@ -168,6 +172,42 @@ public final class MockVllmWorker implements AutoCloseable {
      */
     public RegisterContextResponse register() {
         return deadlineStub().registerContextBatch(registerRequest());
+    }
+
+    /** The storage group this worker declares for {@code layerName} (0 unless {@link Builder#group} said otherwise). */
+    public int groupOf(String layerName) {
+        return groups.getOrDefault(layerName, 0);
+    }
+
+    /** The names of this worker's layers in storage group {@code group}, in registration order. */
+    public List<String> layerNames(int group) {
+        return layerNames().stream().filter(n -> groupOf(n) == group).toList();
+    }
+
+    /**
+     * One {@code Save} of several layer sets, each with its own blocks, as a hybrid connector sends it: attention
+     * layers for every new block, state layers only at checkpoints.
+     */
+    public SaveRequest saveRequest(List<LayerBlocks> sets) {
+        SaveRequest.Builder r = SaveRequest.newBuilder()
+                .setInstanceId(instanceId)
+                .setTpRank(tpRank)
+                .setDeviceId(deviceId)
+                .setPpRank(ppRank);
+        for (LayerBlocks set : sets) {
+            for (String name : set.layerNames()) {
+                r.addSaves(SaveLayer.newBuilder()
+                        .setLayerName(name)
+                        .addAllBlockIds(set.blockIds())
+                        .addAllBlockHashes(set.hashes()));
+            }
+        }
+        return r.build();
+    }
+
+    /** Sends {@link #saveRequest(List)}; returns once the server's device-to-pool copy finished. */
+    public SaveResponse save(List<LayerBlocks> sets) {
+        return deadlineStub().save(saveRequest(sets));
     }
 
     /** The {@code Save} request {@link #save} sends: every layer gets the same block ids and hashes. */
@@ -289,7 +329,15 @@ public final class MockVllmWorker implements AutoCloseable {
 
     /** Fills the owned bytes of {@code blockIds} in every layer, each layer with {@code pattern.forSlot(layer, tp)}. */
     public void fillBlocks(List<Integer> blockIds, BlockPattern pattern) {
+        fillBlocks(layerNames(), blockIds, pattern);
+    }
+
+    /** As {@link #fillBlocks(List, BlockPattern)}, in the named layers only. */
+    public void fillBlocks(List<String> layerNames, List<Integer> blockIds, BlockPattern pattern) {
         for (LayerRegion layer : layers) {
+            if (!layerNames.contains(layer.name())) {
+                continue;
+            }
             BlockPattern slotPattern = pattern.forSlot(layer.name(), tpRank);
             int rangeBytes = rangeBytes(layer);
             byte[] buffer = new byte[rangeBytes];
@@ -305,7 +353,15 @@ public final class MockVllmWorker implements AutoCloseable {
 
     /** Zeroes the owned bytes of {@code blockIds} in every layer. */
     public void zeroBlocks(List<Integer> blockIds) {
+        zeroBlocks(layerNames(), blockIds);
+    }
+
+    /** Zeroes the owned bytes of {@code blockIds} in the named layers. */
+    public void zeroBlocks(List<String> layerNames, List<Integer> blockIds) {
         for (LayerRegion layer : layers) {
+            if (!layerNames.contains(layer.name())) {
+                continue;
+            }
             for (int block : blockIds) {
                 checkBlock(layer, block);
                 for (int r = 0; r < layer.layout().rangesPerBlock(); r++) {
@@ -349,7 +405,16 @@ public final class MockVllmWorker implements AutoCloseable {
      * empty when every byte matches.
      */
     public Optional<String> firstMismatch(List<Integer> blockIds, @Nullable BlockPattern pattern) {
+        return firstMismatch(layerNames(), blockIds, pattern);
+    }
+
+    /** As {@link #firstMismatch(List, BlockPattern)}, in the named layers only. */
+    public Optional<String> firstMismatch(
+            List<String> layerNames, List<Integer> blockIds, @Nullable BlockPattern pattern) {
         for (LayerRegion layer : layers) {
+            if (!layerNames.contains(layer.name())) {
+                continue;
+            }
             BlockPattern slotPattern = pattern == null ? null : pattern.forSlot(layer.name(), tpRank);
             int rangeBytes = rangeBytes(layer);
             byte[] expected = new byte[rangeBytes];
@@ -452,6 +517,7 @@ public final class MockVllmWorker implements AutoCloseable {
         private final String host;
         private final int port;
         private final List<PendingLayer> pending = new ArrayList<>();
+        private final Map<String, Integer> groups = new HashMap<>();
         private String instanceId = ReferenceHarness.INSTANCE_ID;
         private String namespace = ReferenceHarness.NAMESPACE;
         private int tpRank;
@@ -507,13 +573,23 @@ public final class MockVllmWorker implements AutoCloseable {
             return this;
         }
 
-        /** Deadline of each unary RPC the worker's helpers send (the raw {@link #stub()} has none). */
+        /**
+         * Puts {@code layerName} in hybrid storage group {@code group} (sent as {@code layer_group_ids} by releases
+         * that send them; default 0), as the connector numbers vLLM's cache groups: attention 0, each recurrent-state
+         * group 1, 2, ...
+         */
+        public Builder group(String layerName, int group) {
+            groups.put(layerName, group);
+            return this;
+        }
+
         /** The connector release to play on the wire (default {@link ConnectorRelease#V0_22_4}). */
         public Builder connector(ConnectorRelease value) {
             release = value;
             return this;
         }
 
+        /** Deadline of each unary RPC the worker's helpers send (the raw {@link #stub()} has none). */
         public Builder rpcTimeout(Duration value) {
             this.rpcTimeout = value;
             return this;

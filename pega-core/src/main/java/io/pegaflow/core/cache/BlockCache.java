@@ -61,6 +61,14 @@ public sealed interface BlockCache extends CacheView permits LruBlockCache, Tiny
     void lookupEach(List<BlockKey> keys, BiConsumer<BlockKey, SealedBlock> sink);
 
     /**
+     * Looks up every key independently (a membership query of a hybrid state group): {@code out[i]} is the block of
+     * {@code keys[i]}, retained for the caller, or null on a miss. Each hit counts as a use.
+     *
+     * @return the number of hits
+     */
+    int each(List<BlockKey> keys, SealedBlock[] out);
+
+    /**
      * Inserts a batch in order. For {@link InsertOutcome#INSERTED} the cache takes over the caller's reference; for the
      * other outcomes the caller keeps it.
      */

@@ -82,6 +82,27 @@ final class LruBlockCache implements BlockCache {
     }
 
     @Override
+    public int each(List<BlockKey> keys, SealedBlock[] out) {
+        lock.lock();
+        try {
+            int hits = 0;
+            for (int i = 0; i < keys.size(); i++) {
+                BlockKey key = keys.get(i);
+                SealedBlock block = map.get(key);
+                if (block != null) {
+                    admission.recordAccess(key);
+                    block.retain();
+                    out[i] = block;
+                    hits++;
+                }
+            }
+            return hits;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
     public void lookupEach(List<BlockKey> keys, BiConsumer<BlockKey, SealedBlock> sink) {
         lock.lock();
         try {

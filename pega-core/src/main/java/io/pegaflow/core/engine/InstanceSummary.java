@@ -6,6 +6,7 @@ import io.pegaflow.core.instance.Instance;
 import io.pegaflow.core.instance.LayerRegistration;
 import java.util.Comparator;
 import java.util.List;
+import java.util.stream.IntStream;
 
 /**
  * One registered instance as the admin surface shows it: its topology and, per device, how many layers it mapped and
@@ -15,6 +16,8 @@ import java.util.List;
  * @param clientVersion the connector's {@code client_version}, {@code <missing>} when it sent none (v0.22.4, 0.22.5)
  * @param generation the connector generation, {@code G0} to {@code G3} ({@link ConnectorGeneration})
  * @param sealed whether every worker it waits for registered (always for G0 and G1)
+ * @param groupLayers layers per storage group, indexed by group: one entry unless the model is hybrid (attention
+ *     plus recurrent state groups, pegaflow-llm 0.23.11+)
  */
 public record InstanceSummary(
         String id,
@@ -27,10 +30,17 @@ public record InstanceSummary(
         List<Device> devices,
         String clientVersion,
         String generation,
-        boolean sealed) {
+        boolean sealed,
+        List<Integer> groupLayers) {
 
     public InstanceSummary {
         devices = List.copyOf(devices);
+        groupLayers = List.copyOf(groupLayers);
+    }
+
+    /** Whether the instance caches more than one storage group. */
+    public boolean hybrid() {
+        return groupLayers.size() > 1;
     }
 
     /**
@@ -60,7 +70,8 @@ public record InstanceSummary(
                 devices,
                 instance.connector().versionText(),
                 instance.connector().generation().name(),
-                instance.isSealed());
+                instance.isSealed(),
+                IntStream.of(instance.groupLayerCounts()).boxed().toList());
     }
 
     private static Device device(DeviceContext device) {

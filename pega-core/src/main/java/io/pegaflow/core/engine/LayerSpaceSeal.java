@@ -6,6 +6,7 @@ import io.pegaflow.core.instance.DeviceContext;
 import io.pegaflow.core.instance.Instance;
 import io.pegaflow.core.instance.LayerRegistration;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -26,7 +27,8 @@ final class LayerSpaceSeal {
     private LayerSpaceSeal() {}
 
     /** One layer as a worker declared it: the geometry that must agree and who owns its slot. */
-    private record Claim(String layer, long bytesPerBlock, long segments, int deviceId, int tpRank, int ppRank) {}
+    private record Claim(
+            String layer, int group, long bytesPerBlock, long segments, int deviceId, int tpRank, int ppRank) {}
 
     /**
      * @param mapped the pending registration's layers, opened already, in the order of {@code c.layerNames()}
@@ -47,6 +49,7 @@ final class LayerSpaceSeal {
             for (LayerRegistration layer : device.layers().values()) {
                 claims.add(new Claim(
                         layer.name(),
+                        layer.group(),
                         layer.bytesPerBlock(),
                         layer.segments(),
                         device.deviceId(),
@@ -56,11 +59,38 @@ final class LayerSpaceSeal {
         }
         for (int i = 0; i < mapped.size(); i++) {
             claims.add(new Claim(
-                    c.layerNames().get(i), c.bytesPerBlock()[i], c.segments()[i], c.deviceId(), (int) c.tpRank(), (int)
-                            c.ppRank()));
+                    c.layerNames().get(i),
+                    c.groupOf(i),
+                    c.bytesPerBlock()[i],
+                    c.segments()[i],
+                    c.deviceId(),
+                    (int) c.tpRank(),
+                    (int) c.ppRank()));
         }
         checkGeometry(claims);
+        checkGroups(instance, claims);
         checkOwners(instance, claims);
+    }
+
+    /**
+     * Storage groups (upstream #433) must be dense {@code 0..n}, since a group nobody registers would never seal its
+     * blocks, and page-first keeps one group (its page holds every layer of a block). Whether a name keeps its group on
+     * every device is checked as each worker registers ({@link Instance#assignLayerIds}).
+     */
+    private static void checkGroups(Instance instance, List<Claim> claims) {
+        BitSet groups = new BitSet();
+        for (Claim claim : claims) {
+            groups.set(claim.group());
+        }
+        int count = groups.length();
+        if (groups.cardinality() != count) {
+            throw EngineException.invalidArgument(
+                    "storage groups must be dense 0.." + count + ": an unregistered group would never seal its blocks");
+        }
+        if (instance.connector().pageFirst() && count > 1) {
+            throw EngineException.invalidArgument(
+                    "page-first storage does not support multiple storage groups (" + count + " registered)");
+        }
     }
 
     private static void checkGeometry(List<Claim> claims) {

@@ -112,7 +112,8 @@ final class LoadPath {
                 throw EngineException.invalidArgument("load layer names must be unique across groups");
             }
             DataRequest request = DataRequest.resolve(DataRequest.Op.LOAD, instance, device, tpRank, names);
-            int[][] targetsByGroup = consumeGrouped(instance, groups, ids, loads, held);
+            int[] storageGroups = storageGroups(groups, request.layers());
+            int[][] targetsByGroup = consumeGrouped(instance, storageGroups, ids, loads, held);
             int[][] targetsByLayer = new int[names.size()][];
             for (int k = 0; k < targetsByLayer.length; k++) {
                 targetsByLayer[k] = targetsByGroup[groupOfLayer.get(k)];
@@ -140,22 +141,43 @@ final class LoadPath {
     }
 
     /**
+     * The storage group each load group reads ({@code -1} for an empty one, which owns none): a load group's layers
+     * must share one, since a block seals against exactly one group's slot space.
+     */
+    private static int[] storageGroups(List<List<String>> groups, List<LayerRegistration> layers) {
+        int[] out = new int[groups.size()];
+        int k = 0;
+        for (int g = 0; g < out.length; g++) {
+            out[g] = -1;
+            for (String name : groups.get(g)) {
+                int group = layers.get(k++).group();
+                if (out[g] < 0) {
+                    out[g] = group;
+                } else if (out[g] != group) {
+                    throw EngineException.invalidArgument(
+                            "load group mixes storage groups " + out[g] + " and " + group + " (layer " + name + ")");
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
      * Takes one share of each lease in order; returns, per group, the destination of every consumed block in
      * consumption order ({@link GroupedLeaseLoad#ABSENT} where there is none).
      */
     private int[][] consumeGrouped(
             Instance instance,
-            List<List<String>> groups,
+            int[] storageGroups,
             List<LeaseId> ids,
             List<GroupedLeaseLoad> loads,
             List<SealedBlock> held) {
-        int groupCount = groups.size();
+        int groupCount = storageGroups.length;
         List<List<int[]>> perGroup = new ArrayList<>(groupCount);
         for (int g = 0; g < groupCount; g++) {
             perGroup.add(new ArrayList<>(ids.size()));
         }
         int total = 0;
-        int expectedSlots = instance.totalSlots();
         for (int i = 0; i < ids.size(); i++) {
             SealedBlock[] blocks = leases.consume(instance.id(), ids.get(i));
             held.addAll(List.of(blocks));
@@ -170,11 +192,13 @@ final class LoadPath {
                     throw EngineException.invalidArgument("query lease block count " + blocks.length
                             + " does not match destination block count " + targets.length + " for group " + g);
                 }
-                for (int b = 0; b < targets.length && !groups.get(g).isEmpty(); b++) {
+                int storageGroup = storageGroups[g];
+                int expectedSlots = storageGroup < 0 ? 0 : instance.totalSlots(storageGroup);
+                for (int b = 0; b < targets.length && storageGroup >= 0; b++) {
                     if (targets[b] != GroupedLeaseLoad.ABSENT && blocks[b].slotCount() != expectedSlots) {
                         throw EngineException.invalidArgument("stored block has " + blocks[b].slotCount()
-                                + " slots but storage group 0 of instance " + instance.id() + " expects "
-                                + expectedSlots + ": namespace is shared by incompatible KV layouts");
+                                + " slots but storage group " + storageGroup + " of instance " + instance.id()
+                                + " expects " + expectedSlots + ": namespace is shared by incompatible KV layouts");
                     }
                 }
                 perGroup.get(g).add(targets);

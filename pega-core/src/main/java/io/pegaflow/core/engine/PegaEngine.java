@@ -327,11 +327,21 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         return instance == null ? null : instance.connector();
     }
 
-    /** QueryPrefetch (§5.3). */
+    /** QueryPrefetch (§5.3) of the longest prefix (storage group 0, partial answers allowed). */
     public QueryOutcome queryPrefetch(String instanceId, List<byte[]> hashes, String reqId) {
+        return queryPrefetch(instanceId, hashes, reqId, 0, false);
+    }
+
+    /**
+     * QueryPrefetch with the fields of later connectors: {@code group} 0 is a prefix query, a state group's is a
+     * membership query (upstream #433); {@code waitForFullPrefix} makes the backing tiers all or nothing (upstream
+     * #411).
+     */
+    public QueryOutcome queryPrefetch(
+            String instanceId, List<byte[]> hashes, String reqId, int group, boolean waitForFullPrefix) {
         ensureOpen();
         detached.touch(instanceId);
-        return queryPath.query(instanceId, hashes, reqId);
+        return queryPath.query(instanceId, hashes, reqId, group, waitForFullPrefix);
     }
 
     /** Release (§5.4). */

@@ -94,46 +94,53 @@ final class RegisterPath {
                 throw EngineException.invalidArgument(
                         "tp_rank " + c.tpRank() + " out of range (tp_size " + instance.tpSize() + ")");
             }
-            // Before any id is assigned: a rejected request must not grow num_layers (and with it total_slots), or
-            // every later block of the instance would wait for a slot nobody saves.
-            if (instance.device(c.deviceId()) != null) {
-                throw deviceExists(c.deviceId());
-            }
-            if (!c.connector().generation().declaresLayerCount()) {
-                LayerSpaceSeal.check(instance, c, mapped); // the world_size-th worker seals; a failed seal refuses it
-            }
-            int[] ids = instance.assignLayerIds(c.layerNames());
-            Map<String, LayerRegistration> layers = new LinkedHashMap<>();
-            for (int i = 0; i < n; i++) {
-                layers.put(
-                        c.layerNames().get(i),
-                        LayerRegistration.validate(
-                                c.layerNames().get(i),
-                                ids[i],
-                                mapped.get(i),
-                                c.numBlocks()[i],
-                                c.bytesPerBlock()[i],
-                                c.kvStrideBytes()[i],
-                                c.segments()[i],
-                                hostAlignmentBytes));
-            }
-            if (journal) {
-                try {
-                    log.registered(c);
-                } catch (UncheckedIOException e) {
-                    throw EngineException.unavailable("registration of instance " + c.instanceId()
-                            + " could not be journaled, so it would not survive a restart: " + e.getMessage());
+            // One registration of an instance at a time, from the seal check to the installed device: two workers
+            // that complete the world together would otherwise each see the other missing, skip the seal, and leave
+            // an instance sealed that no check saw whole.
+            synchronized (instance) {
+                // Before any id is assigned: a rejected request must not grow num_layers (and with it total_slots), or
+                // every later block of the instance would wait for a slot nobody saves.
+                if (instance.device(c.deviceId()) != null) {
+                    throw deviceExists(c.deviceId());
                 }
-            }
-            DeviceCopier copier = backend.openCopier(c.deviceId());
-            DeviceContext context =
-                    new DeviceContext(c.instanceId(), c.deviceId(), (int) c.tpRank(), (int) c.ppRank(), layers, copier);
-            context.start(agents);
-            if (!instance.addDevice(context)) {
-                context.close();
-                installed = true; // context.close() closed the mappings already
-                budget.release(n);
-                throw deviceExists(c.deviceId());
+                if (!c.connector().generation().declaresLayerCount()) {
+                    // the world_size-th worker seals; a failed seal refuses it
+                    LayerSpaceSeal.check(instance, c, mapped);
+                }
+                int[] ids = instance.assignLayerIds(c.layerNames(), c.layerGroupIds(), c.deviceId());
+                Map<String, LayerRegistration> layers = new LinkedHashMap<>();
+                for (int i = 0; i < n; i++) {
+                    layers.put(
+                            c.layerNames().get(i),
+                            LayerRegistration.validate(
+                                    c.layerNames().get(i),
+                                    ids[i],
+                                    c.groupOf(i),
+                                    mapped.get(i),
+                                    c.numBlocks()[i],
+                                    c.bytesPerBlock()[i],
+                                    c.kvStrideBytes()[i],
+                                    c.segments()[i],
+                                    hostAlignmentBytes));
+                }
+                if (journal) {
+                    try {
+                        log.registered(c);
+                    } catch (UncheckedIOException e) {
+                        throw EngineException.unavailable("registration of instance " + c.instanceId()
+                                + " could not be journaled, so it would not survive a restart: " + e.getMessage());
+                    }
+                }
+                DeviceCopier copier = backend.openCopier(c.deviceId());
+                DeviceContext context = new DeviceContext(
+                        c.instanceId(), c.deviceId(), (int) c.tpRank(), (int) c.ppRank(), layers, copier);
+                context.start(agents);
+                if (!instance.addDevice(context)) {
+                    context.close();
+                    installed = true; // context.close() closed the mappings already
+                    budget.release(n);
+                    throw deviceExists(c.deviceId());
+                }
             }
             installed = true;
         } finally {
@@ -178,6 +185,18 @@ final class RegisterPath {
                 || c.segments().length != n) {
             throw EngineException.badRequest(
                     "all layer arrays must have the same non-zero length (got layer_names=" + n + ")");
+        }
+        if (c.layerGroupIds().length != 0 && c.layerGroupIds().length != n) {
+            throw EngineException.badRequest("registration metadata length mismatch: layer_names=" + n
+                    + ", layer_group_ids=" + c.layerGroupIds().length);
+        }
+        for (int group : c.layerGroupIds()) {
+            // A group holds at least one layer, so no real group id reaches the layer bound (ids arrive unsigned).
+            requireAtMost("layer_group_id", Integer.toUnsignedLong(group), InstanceLimits.MAX_NUM_LAYERS - 1);
+        }
+        if (declaresLayerCount && c.declaresGroups()) {
+            throw EngineException.badRequest("hybrid cache groups (layer_group_ids) need a connector that registers"
+                    + " without num_layers (pegaflow-llm 0.23.11 or later)");
         }
         if (declaresLayerCount && n > c.numLayers()) {
             throw EngineException.badRequest("layer batch size " + n + " exceeds instance num_layers " + c.numLayers());

@@ -2,6 +2,7 @@ package io.pegaflow.core.engine;
 
 import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.BlockKeyTable;
+import io.pegaflow.core.block.GroupHash;
 import io.pegaflow.core.block.SlotData;
 import io.pegaflow.core.cache.BlockCache;
 import io.pegaflow.core.error.EngineException;
@@ -17,6 +18,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -126,11 +129,9 @@ final class SavePath {
         }
         DataRequest request = DataRequest.resolve(DataRequest.Op.SAVE, instance, device, tpRank, names);
         String namespace = instance.namespace();
-        int totalSlots = instance.totalSlots();
         List<LayerWork> work = new ArrayList<>(saves.size());
-
-        BlockKey[] keys = selectMissing(namespace, saves, request, work);
-        if (keys == null || work.isEmpty()) {
+        List<GroupSave> groups = selectMissingByGroup(instance, namespace, saves, request, work);
+        if (work.isEmpty()) {
             return;
         }
         requireShare(instanceId, work);
@@ -149,15 +150,19 @@ final class SavePath {
                 throw e;
             }
             long bytes = 0;
-            SlotData[][] data = new SlotData[work.size()][];
-            int[] layerSlots = new int[work.size()];
-            for (int l = 0; l < work.size(); l++) {
-                LayerWork w = work.get(l);
-                layerSlots[l] = w.slot;
-                data[l] = slotsOf(w, keys.length);
+            for (LayerWork w : work) {
                 bytes += w.layer.hostSegmentBytes() * (w.layer.isSplit() ? 2L : 1L) * w.count;
             }
-            sealer.submit(new SealBatch(namespace, totalSlots, keys, layerSlots, data));
+            for (GroupSave g : groups) {
+                SlotData[][] data = new SlotData[g.work().size()][];
+                int[] layerSlots = new int[g.work().size()];
+                for (int l = 0; l < layerSlots.length; l++) {
+                    LayerWork w = g.work().get(l);
+                    layerSlots[l] = w.slot;
+                    data[l] = slotsOf(w, g.keys().length);
+                }
+                sealer.submit(new SealBatch(namespace, g.totalSlots(), g.keys(), layerSlots, data));
+            }
             metrics.add(EngineCounter.SAVE_BYTES, bytes);
             metrics.saveDuration().recordNanos(clock.nanoTime() - started);
         } finally {
@@ -171,6 +176,52 @@ final class SavePath {
     }
 
     /**
+     * The keys and layer work of one storage group of a Save: a group's blocks seal against the group's own slot
+     * space, so each group is its own {@link SealBatch}.
+     */
+    private record GroupSave(int totalSlots, BlockKey[] keys, List<LayerWork> work) {}
+
+    /**
+     * Splits the request by its layers' storage groups (a hybrid connector saves attention layers and, at checkpoints
+     * only, state layers in one request) and selects each group's missing keys; {@code work} receives every group's
+     * layer work, in group order.
+     */
+    private List<GroupSave> selectMissingByGroup(
+            Instance instance, String namespace, List<LayerSave> saves, DataRequest request, List<LayerWork> work) {
+        List<LayerRegistration> layers = request.layers();
+        TreeMap<Integer, List<Integer>> byGroup = new TreeMap<>();
+        for (int l = 0; l < layers.size(); l++) {
+            byGroup.computeIfAbsent(layers.get(l).group(), g -> new ArrayList<>())
+                    .add(l);
+        }
+        if (byGroup.size() == 1) { // every layer in one group: the request is the group's, no copies
+            int group = byGroup.firstKey();
+            BlockKey[] keys = selectMissing(namespace, group, saves, layers, request, work);
+            return keys == null || work.isEmpty()
+                    ? List.of()
+                    : List.of(new GroupSave(instance.totalSlots(group), keys, work));
+        }
+        List<GroupSave> out = new ArrayList<>(byGroup.size());
+        for (Map.Entry<Integer, List<Integer>> entry : byGroup.entrySet()) {
+            int group = entry.getKey();
+            List<LayerSave> groupSaves = new ArrayList<>(entry.getValue().size());
+            List<LayerRegistration> groupLayers =
+                    new ArrayList<>(entry.getValue().size());
+            for (int l : entry.getValue()) {
+                groupSaves.add(saves.get(l));
+                groupLayers.add(layers.get(l));
+            }
+            List<LayerWork> groupWork = new ArrayList<>(groupSaves.size());
+            BlockKey[] keys = selectMissing(namespace, group, groupSaves, groupLayers, request, groupWork);
+            if (keys != null && !groupWork.isEmpty()) {
+                out.add(new GroupSave(instance.totalSlots(group), keys, groupWork));
+                work.addAll(groupWork);
+            }
+        }
+        return out;
+    }
+
+    /**
      * Dedup and filter (spec/storage.md §2.5 step 1): the union of the request's keys in first-seen order, without the
      * ones already sealed and resident, and for each layer the pairs that store one of them (the first pair per key
      * in that layer; out-of-range block ids dropped silently, as the reference does).
@@ -180,12 +231,16 @@ final class SavePath {
      * same pairs (the connector's normal request), only the first layer is scanned and all layers share its selection.
      *
      * @param work receives one {@link LayerWork} per layer that has something to store
+     * @param group the storage group: the keys are the group's ({@link GroupHash})
      * @return the missing keys, indexed by {@link LayerWork#keyIndex}; null when nothing is missing
      */
-    /** The keys of {@code saves} the cache does not hold yet, or null when there are none (nothing to save). */
     private BlockKey @Nullable [] selectMissing(
-            String namespace, List<LayerSave> saves, DataRequest request, List<LayerWork> work) {
-        List<LayerRegistration> layers = request.layers();
+            String namespace,
+            int group,
+            List<LayerSave> saves,
+            List<LayerRegistration> layers,
+            DataRequest request,
+            List<LayerWork> work) {
         boolean sharedOrder = sameHashOrder(saves) && sameBlockCount(layers);
         int scanned = sharedOrder ? Math.min(1, saves.size()) : saves.size();
         BlockKeyTable union = new BlockKeyTable(scanned == 0 ? 0 : saves.get(0).blockIds().length);
@@ -197,7 +252,7 @@ final class SavePath {
             List<byte[]> hashes = s.blockHashes();
             int[] pk = new int[ids.length];
             for (int i = 0; i < ids.length; i++) {
-                pk[i] = layer.containsBlock(ids[i]) ? union.intern(namespace, hashes.get(i)) : -1;
+                pk[i] = layer.containsBlock(ids[i]) ? union.intern(namespace, GroupHash.of(hashes.get(i), group)) : -1;
             }
             pairKeys[l] = pk;
         }

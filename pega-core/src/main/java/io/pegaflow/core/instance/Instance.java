@@ -2,6 +2,8 @@ package io.pegaflow.core.instance;
 
 import io.pegaflow.core.error.EngineException;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -28,11 +30,14 @@ public final class Instance {
     private final String namespace;
     private final int tpSize;
     private final int worldSize;
-    private final Map<String, Integer> layerIds = new ConcurrentHashMap<>();
+    private final Map<String, Integer> layerIds = new ConcurrentHashMap<>(); // id within the layer's storage group
+    private final Map<String, Integer> layerGroups = new ConcurrentHashMap<>();
     private final Map<Integer, DeviceContext> devices = new ConcurrentHashMap<>();
     private final Principal owner;
     private final Connector connector;
     private volatile int numLayers;
+    /** Layers per storage group, indexed by group; replaced, never mutated, so readers need no lock. */
+    private volatile int[] groupLayers = {0};
 
     /** An instance owned by this process (tests, benchmarks). */
     public Instance(String id, String namespace, int tpSize, int worldSize, int numLayers) {
@@ -113,31 +118,68 @@ public final class Instance {
         return numLayers;
     }
 
-    /** Slots per block, read at save time: {@code num_layers × tp_size} ({@link SlotFormula#slotCount}). */
-    public int totalSlots() {
-        return SlotFormula.slotCount(numLayers, tpSize);
+    /**
+     * Slots per block of storage group {@code group}, read at save and load time: its layers × {@code tp_size} ({@link
+     * SlotFormula#slotCount}). Groups seal against their own slot space (upstream #433), so a state group that saves
+     * only sparse checkpoints completes its blocks without attention's per-block cadence. A G0/G1 instance has one
+     * group of the declared {@code num_layers}.
+     *
+     * @throws EngineException INVALID_ARGUMENT {@code "storage group <g> out of range (<n> groups)"} (upstream's text)
+     *     for a group the instance does not have
+     */
+    public int totalSlots(int group) {
+        int[] counts = groupLayers;
+        if (group < 0 || group >= counts.length) {
+            throw EngineException.invalidArgument("storage group " + Integer.toUnsignedString(group) + " out of range ("
+                    + counts.length + " groups)");
+        }
+        int layers = group == 0 && connector.generation().declaresLayerCount() ? numLayers : counts[group];
+        return SlotFormula.slotCount(layers, tpSize);
     }
 
-    /** The slot of {@code layer} for {@code tpRank} in this instance's blocks ({@link SlotFormula#slotIndex}). */
+    /** The number of storage groups (hybrid cache groups); 1 unless the connector declared more. */
+    public int groupCount() {
+        return groupLayers.length;
+    }
+
+    /** Layers of each storage group, indexed by group (a copy). */
+    public int[] groupLayerCounts() {
+        return groupLayers.clone();
+    }
+
+    /** Whether the instance caches more than one storage group (attention plus recurrent state, upstream #433). */
+    public boolean isHybrid() {
+        return groupLayers.length > 1;
+    }
+
+    /** The slot of {@code layer} for {@code tpRank} in its group's blocks ({@link SlotFormula#slotIndex}). */
     public int slotIndex(LayerRegistration layer, int tpRank) {
         return SlotFormula.slotIndex(layer.layerId(), tpSize, tpRank);
     }
 
-    /** The id of a known layer, or -1. */
+    /** The id of a known layer within its storage group, or -1. */
     public int layerId(String name) {
         Integer layerId = layerIds.get(name);
         return layerId == null ? -1 : layerId;
     }
 
+    /** Assigns ids to unseen names of storage group 0: {@link #assignLayerIds(List, int[], int)}. */
+    public int[] assignLayerIds(List<String> names) {
+        return assignLayerIds(names, new int[0], -1);
+    }
+
     /**
-     * Assigns ids to unseen names in request order and grows {@code num_layers}; returns the ids in order. Devices of
-     * one instance may register different names (pipeline stages), so the union is bounded here, before anything is
-     * assigned.
+     * Assigns ids to unseen names in request order, each the next row of its storage group, and grows {@code
+     * num_layers}; returns the ids in order. Devices of one instance may register different names (pipeline stages),
+     * so the union is bounded here, before anything is assigned.
      *
+     * @param groups the storage group of each name (empty: all group 0)
+     * @param deviceId the registering device, for the message
      * @throws EngineException INVALID_ARGUMENT when the new names would take {@code num_layers × tp_size} past
-     *     {@link InstanceLimits#MAX_SLOTS_PER_BLOCK}; nothing is assigned then
+     *     {@link InstanceLimits#MAX_SLOTS_PER_BLOCK}, or a name is already in another storage group (upstream's
+     *     text); nothing is assigned then
      */
-    public synchronized int[] assignLayerIds(List<String> names) {
+    public synchronized int[] assignLayerIds(List<String> names, int[] groups, int deviceId) {
         long unseen =
                 names.stream().distinct().filter(n -> !layerIds.containsKey(n)).count();
         long layersAfter = Math.max(numLayers, layerIds.size() + unseen);
@@ -146,17 +188,36 @@ public final class Instance {
                     + tpSize + ", more than the supported " + InstanceLimits.MAX_NUM_LAYERS + " layers and "
                     + InstanceLimits.MAX_SLOTS_PER_BLOCK + " slots per block");
         }
+        Map<String, Integer> declared = new HashMap<>();
+        int maxGroup = groupLayers.length - 1;
+        for (int i = 0; i < names.size(); i++) {
+            String name = names.get(i);
+            int group = groups.length == 0 ? 0 : groups[i];
+            Integer existing = layerGroups.get(name);
+            if (existing == null) {
+                existing = declared.putIfAbsent(name, group);
+            }
+            if (existing != null && existing != group) {
+                throw EngineException.invalidArgument("layer " + name + " registered in storage group " + existing
+                        + " on one device but group " + group + " on device " + deviceId);
+            }
+            maxGroup = Math.max(maxGroup, group);
+        }
+        int[] counts = Arrays.copyOf(groupLayers, maxGroup + 1);
         int[] out = new int[names.size()];
         for (int i = 0; i < out.length; i++) {
             String name = names.get(i);
             Integer existing = layerIds.get(name);
             if (existing == null) {
-                existing = layerIds.size();
+                int group = groups.length == 0 ? 0 : groups[i];
+                existing = counts[group]++;
                 layerIds.put(name, existing);
+                layerGroups.put(name, group);
             }
             out[i] = existing;
-            numLayers = Math.max(numLayers, existing + 1);
         }
+        groupLayers = counts;
+        numLayers = Math.max(numLayers, layerIds.size());
         return out;
     }
 

@@ -21,6 +21,7 @@ import io.pegaflow.core.error.EngineException;
 public final class LayerRegistration {
     private final String name;
     private final int layerId;
+    private final int group;
     private final LayerMemory memory;
     private final long numBlocks;
     private final long bytesPerBlock;
@@ -32,6 +33,7 @@ public final class LayerRegistration {
     private LayerRegistration(
             String name,
             int layerId,
+            int group,
             LayerMemory memory,
             long numBlocks,
             long bytesPerBlock,
@@ -40,6 +42,7 @@ public final class LayerRegistration {
             long paddedSegmentBytes) {
         this.name = name;
         this.layerId = layerId;
+        this.group = group;
         this.memory = memory;
         this.numBlocks = numBlocks;
         this.bytesPerBlock = bytesPerBlock;
@@ -49,14 +52,31 @@ public final class LayerRegistration {
         this.split = segments == 2 && kvStrideBytes > bytesPerBlock;
     }
 
+    /** A layer of storage group 0: see {@link #validate(String, int, int, LayerMemory, long, long, long, long, long)}. */
+    public static LayerRegistration validate(
+            String name,
+            int layerId,
+            LayerMemory memory,
+            long numBlocks,
+            long bytesPerBlock,
+            long kvStrideBytes,
+            long segments,
+            long hostAlignmentBytes) {
+        return validate(
+                name, layerId, 0, memory, numBlocks, bytesPerBlock, kvStrideBytes, segments, hostAlignmentBytes);
+    }
+
     /**
      * Validates a layer exactly as the reference does and fixes its host layout.
      *
+     * @param layerId the layer's id within its storage group (its slot row in that group's blocks)
+     * @param group the storage group (hybrid cache group, upstream {@code layer_group_ids}); 0 for attention layers
      * @throws EngineException INVALID_ARGUMENT {@code "invalid argument: layer {name}: {reason}"}
      */
     public static LayerRegistration validate(
             String name,
             int layerId,
+            int group,
             LayerMemory memory,
             long numBlocks,
             long bytesPerBlock,
@@ -103,7 +123,7 @@ public final class LayerRegistration {
         }
         long padded = roundUp(bytesPerBlock, Math.max(1, hostAlignmentBytes));
         return new LayerRegistration(
-                name, layerId, memory, numBlocks, bytesPerBlock, kvStrideBytes, (int) segments, padded);
+                name, layerId, group, memory, numBlocks, bytesPerBlock, kvStrideBytes, (int) segments, padded);
     }
 
     private static EngineException invalid(String name, String reason) {
@@ -118,8 +138,14 @@ public final class LayerRegistration {
         return name;
     }
 
+    /** The layer's id within its storage group: blocks of the group hold its slots at this row. */
     public int layerId() {
         return layerId;
+    }
+
+    /** The storage group whose blocks hold this layer's slots (0 unless the connector declared hybrid groups). */
+    public int group() {
+        return group;
     }
 
     public LayerMemory memory() {

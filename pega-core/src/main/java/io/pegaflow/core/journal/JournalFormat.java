@@ -27,6 +27,7 @@ import java.util.zip.CRC32C;
  *                   i64 numLayers, i64 ppRank, i32 n, n x (str layer, bytes wrapper, i64 numBlocks,
  *                   i64 bytesPerBlock, i64 kvStrideBytes, i64 segments), u8 hasUid, i32 uid
  *                   [u8 generation, str clientVersion, u8 flags (1 page_first, 2 kernel transfer)]   (version 2)
+ *                   [i32 g, g x u32 layerGroupId]                                                    (version 3)
  *   REMOVE (2)   := str instance
  *   str := i32 length, UTF-8 bytes;  bytes := i32 length, bytes
  * </pre>
@@ -34,11 +35,12 @@ import java.util.zip.CRC32C;
  * The version in the header covers every record type and field; a reader refuses a higher one. Within a version, a
  * record that does not parse, fails its CRC or has an unknown type is where the valid journal ends (a torn write).
  * Version 2 added the connector section of REGISTER; compaction keeps version-1 records as they were, so a REGISTER
- * without it is a v0.22.4 connector's ({@link Connector#LEGACY}).
+ * without it is a v0.22.4 connector's ({@link Connector#LEGACY}). Version 3 added the layers' storage groups (hybrid
+ * cache groups); a REGISTER without them has every layer in group 0.
  */
 final class JournalFormat {
     static final byte[] MAGIC = "PGFLJRNL".getBytes(StandardCharsets.US_ASCII);
-    static final int VERSION = 2;
+    static final int VERSION = 3;
     static final int HEADER_BYTES = 16;
     static final int RECORD_HEADER_BYTES = 9;
     /** A RegisterContextBatch is at most one gRPC message (64 MB); nothing longer is a real record. */
@@ -98,6 +100,10 @@ final class JournalFormat {
             str(out, connector.clientVersion());
             out.writeByte(
                     (connector.pageFirst() ? FLAG_PAGE_FIRST : 0) | (connector.kernelTransfer() ? FLAG_KERNEL : 0));
+            out.writeInt(c.layerGroupIds().length);
+            for (int group : c.layerGroupIds()) {
+                out.writeInt(group);
+            }
         } catch (IOException e) {
             throw new UncheckedIOException(e); // a ByteArrayOutputStream does not fail
         }
@@ -139,6 +145,7 @@ final class JournalFormat {
         int uid = p.getInt();
         OptionalInt callerUid = hasUid ? OptionalInt.of(uid) : OptionalInt.empty();
         Connector connector = p.hasRemaining() ? readConnector(p) : Connector.LEGACY;
+        int[] groups = p.hasRemaining() ? readGroups(p, n) : new int[0];
         end(p);
         return new RegisterCommand(
                 instance,
@@ -157,7 +164,20 @@ final class JournalFormat {
                 segments,
                 callerUid,
                 Principal.of(callerUid, "unknown"),
-                connector);
+                connector,
+                groups);
+    }
+
+    private static int[] readGroups(ByteBuffer p, int layers) {
+        int g = p.getInt();
+        if (g != 0 && g != layers) {
+            throw new IllegalArgumentException("layer group count " + g);
+        }
+        int[] groups = new int[g];
+        for (int i = 0; i < g; i++) {
+            groups[i] = p.getInt();
+        }
+        return groups;
     }
 
     private static Connector readConnector(ByteBuffer p) {

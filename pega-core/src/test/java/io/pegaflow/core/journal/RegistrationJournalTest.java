@@ -149,8 +149,9 @@ class RegistrationJournalTest {
     void shouldReadAVersionOneRegistrationAsTheReferenceConnector() throws IOException {
         RegisterCommand c = command("old", 0, "w", OptionalInt.empty());
         byte[] payload = JournalFormat.register(c);
-        // Version 1 ended the record at the caller uid: drop the connector section (generation, empty version, flags).
-        byte[] v1 = Arrays.copyOf(payload, payload.length - 6);
+        // Version 1 ended the record at the caller uid: drop the connector section (generation, empty version, flags)
+        // and version 3's group count.
+        byte[] v1 = Arrays.copyOf(payload, payload.length - 10);
         ByteBuffer header = ByteBuffer.allocate(JournalFormat.HEADER_BYTES);
         header.put(JournalFormat.MAGIC).putInt(1).putInt(0);
         Files.createDirectories(dir());
@@ -161,6 +162,39 @@ class RegistrationJournalTest {
             assertThat(j.recovery().registrations())
                     .singleElement()
                     .satisfies(r -> assertThat(r.connector()).isEqualTo(Connector.LEGACY));
+        }
+    }
+
+    @Test
+    void shouldKeepEachLayersStorageGroup() throws IOException {
+        RegisterCommand base = command("hybrid", 0, "attn", OptionalInt.of(5));
+        RegisterCommand hybrid = new RegisterCommand(
+                base.instanceId(),
+                base.namespace(),
+                base.tpRank(),
+                base.tpSize(),
+                base.worldSize(),
+                base.deviceId(),
+                0,
+                base.ppRank(),
+                base.layerNames(),
+                base.wrapperBytes(),
+                base.numBlocks(),
+                base.bytesPerBlock(),
+                base.kvStrideBytes(),
+                base.segments(),
+                base.callerUid(),
+                base.principal(),
+                new Connector("0.25.1", ConnectorGeneration.G3, false, false),
+                new int[] {0, 7});
+        try (RegistrationJournal j = RegistrationJournal.open(dir())) {
+            j.registered(hybrid);
+        }
+
+        try (RegistrationJournal j = RegistrationJournal.open(dir())) {
+            assertThat(j.recovery().registrations())
+                    .singleElement()
+                    .satisfies(c -> assertThat(c.layerGroupIds()).containsExactly(0, 7));
         }
     }
 

@@ -82,7 +82,9 @@ final class AdminDocuments {
             List<Device> devices,
             String clientVersion,
             String generation,
-            boolean sealed) {
+            boolean sealed,
+            List<Integer> groupLayers,
+            boolean hybrid) {
         static Instance of(InstanceSummary s) {
             return new Instance(
                     s.id(),
@@ -104,7 +106,9 @@ final class AdminDocuments {
                             .toList(),
                     s.clientVersion(),
                     s.generation(),
-                    s.sealed());
+                    s.sealed(),
+                    s.groupLayers(),
+                    s.hybrid());
         }
     }
 

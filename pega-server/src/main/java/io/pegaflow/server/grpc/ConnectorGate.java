@@ -24,8 +24,8 @@ import org.springframework.stereotype.Component;
  * ({@code pegaflow-server/src/service.rs}, commit {@code d3ed31a}), and refuses with upstream's text, which the
  * connector treats as fatal at startup: {@code PegaFlow version mismatch: client=<v> server=<ours>}.
  *
- * <p>Hybrid cache groups ({@code layer_group_ids} with a non-zero group, pegaflow-llm 0.23.11+) are refused rather
- * than read as one group: a recurrent group saves only sparse checkpoints, so its blocks would never complete.
+ * <p>{@code layer_group_ids} (hybrid cache groups, pegaflow-llm 0.23.11+) are the engine's to check: they are part of
+ * the layer space, like the names they run parallel to.
  */
 @Component
 final class ConnectorGate {
@@ -51,8 +51,7 @@ final class ConnectorGate {
     }
 
     /**
-     * @throws EngineException FAILED_PRECONDITION for a version not accepted, naming the key that accepts it, or for
-     *     hybrid cache groups; INVALID_ARGUMENT when {@code layer_group_ids} is not parallel to {@code layer_names}
+     * @throws EngineException FAILED_PRECONDITION for a version not accepted, naming the key that accepts it
      */
     Connector admit(RegisterContextRequest r) {
         String client = r.getClientVersion();
@@ -62,20 +61,6 @@ final class ConnectorGate {
                         + "; this server accepts connector versions " + versions.describe() + ". To accept this one,"
                         + " add it to " + EXTRA_VERSIONS_KEY + " (VERSION or VERSION=G0..G3), or allow its generation"
                         + " in pega.compat.generations; docs/compatibility.md lists what each version needs"));
-        int groups = r.getLayerGroupIdsCount();
-        if (groups > 0 && groups != r.getLayerNamesCount()) {
-            throw EngineException.invalidArgument("registration metadata length mismatch: layer_names="
-                    + r.getLayerNamesCount() + ", layer_group_ids=" + groups);
-        }
-        for (int i = 0; i < groups; i++) {
-            if (r.getLayerGroupIds(i) != 0) {
-                throw EngineException.failedPrecondition("hybrid cache groups are not supported yet: layer "
-                        + r.getLayerNames(i) + " of instance " + r.getInstanceId() + " is in storage group "
-                        + Integer.toUnsignedString(r.getLayerGroupIds(i)) + " (client_version " + client
-                        + "); serve this model with one KV cache group (vLLM with the hybrid KV cache manager"
-                        + " disabled) or from a server that supports hybrid groups");
-            }
-        }
         // An unknown enum value reads as DIRECT, as prost's getter does upstream.
         boolean kernel = r.getTransferMode() == TransferMode.TRANSFER_MODE_KERNEL;
         return new Connector(client, generation, r.getPageFirst(), kernel);

@@ -46,6 +46,7 @@ import io.pegaflow.proto.UnregisterResponse;
 import io.pegaflow.proto.compat.LoadRequestWire;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.IntStream;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -137,7 +138,8 @@ class EngineGrpcService implements EngineGrpc.AsyncService, BindableService {
                 unsigned(r.getSegmentsList()),
                 caller.uid(),
                 caller.principal(),
-                connector));
+                connector,
+                r.getLayerGroupIdsList().stream().mapToInt(Integer::intValue).toArray()));
         gate.registered(connector);
         LOG.info(
                 "instance {} registered device {} (tp rank {}/{}, {} layers, namespace {}, connector {} {})",
@@ -198,7 +200,12 @@ class EngineGrpcService implements EngineGrpc.AsyncService, BindableService {
     @Override
     public void queryPrefetch(QueryRequest r, StreamObserver<QueryResponse> out) {
         engine.authorize(r.getInstanceId(), CallerIdentity.current().principal());
-        QueryOutcome o = engine.queryPrefetch(r.getInstanceId(), bytes(r.getBlockHashesList()), r.getReqId());
+        QueryOutcome o = engine.queryPrefetch(
+                r.getInstanceId(),
+                bytes(r.getBlockHashesList()),
+                r.getReqId(),
+                r.getGroupId(),
+                r.getWaitForFullPrefix());
         if (o.loading()) {
             reply(
                     out,
@@ -212,7 +219,9 @@ class EngineGrpcService implements EngineGrpc.AsyncService, BindableService {
                 QueryResponse.newBuilder()
                         .setReady(QueryReady.newBuilder()
                                 .setNumHitBlocks(o.hitBlocks())
-                                .setLease(ByteString.copyFrom(o.lease())))
+                                .setLease(ByteString.copyFrom(o.lease()))
+                                .addAllHitPositions(
+                                        IntStream.of(o.hitPositions()).boxed().toList()))
                         .build());
     }
 

@@ -56,13 +56,24 @@ class OperationsController {
 
     /**
      * The reference's {@code {"instances": [ids]}}, plus {@code connectors}: per instance, the connector version and
-     * generation it registered with (an addition the reference's readers ignore).
+     * generation it registered with, its storage groups and whether it is hybrid (additions the reference's readers
+     * ignore).
      */
     @GetMapping(path = "/instances", produces = MediaType.APPLICATION_JSON_VALUE)
     Map<String, Object> instances() {
-        Map<String, Map<String, String>> connectors = new TreeMap<>();
+        Map<String, Map<String, Object>> connectors = new TreeMap<>();
         for (InstanceSummary s : engine.instanceSummaries()) {
-            connectors.put(s.id(), Map.of("client_version", s.clientVersion(), "generation", s.generation()));
+            connectors.put(
+                    s.id(),
+                    Map.of(
+                            "client_version",
+                            s.clientVersion(),
+                            "generation",
+                            s.generation(),
+                            "groups",
+                            s.groupLayers().size(),
+                            "hybrid",
+                            s.hybrid()));
         }
         Map<String, Object> body = new LinkedHashMap<>(); // the reference's key first
         body.put("instances", engine.instanceIds());

@@ -121,6 +121,7 @@ class AdminUiBrowserTest extends AdminServerBase {
             awaitCell("ui-g0", "connector", "v0.22.4 (no version sent)");
             awaitCell("ui-g0", "generation", "G0 reference wire");
             awaitCell("ui-g0", "layer-space", "num_layers sent");
+            awaitCell("ui-g0", "groups", "1");
             awaitCell("ui-g3", "connector", "0.23.12");
             awaitCell("ui-g3", "generation", "G3 grouped Load");
             awaitCell("ui-g3", "layer-space", "waiting: 1/2 workers registered");

@@ -371,22 +371,6 @@ class ConnectorGenerationsTest extends ConformanceSupport {
     }
 
     @Test
-    void shouldRefuseHybridCacheGroups() {
-        try (MockVllmWorker w = worker("hybrid", ConnectorRelease.V0_23_12).build()) {
-            Status status = statusOf(() -> w.stub()
-                    .registerContextBatch(w.registerRequest().toBuilder()
-                            .setLayerGroupIds(1, 1)
-                            .build()));
-
-            assertThat(status.getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
-            assertThat(status.getDescription())
-                    .startsWith("hybrid cache groups are not supported yet: layer " + LAYERS.get(1)
-                            + " of instance hybrid is in storage group 1");
-            assertThat(engine.instanceCount()).isZero();
-        }
-    }
-
-    @Test
     void shouldKeepTheReferenceLayerCountCheckForG0AndG1() {
         for (ConnectorRelease release : List.of(ConnectorRelease.V0_22_4, ConnectorRelease.V0_22_8)) {
             try (MockVllmWorker w = worker("count", release).build()) {
