@@ -74,7 +74,7 @@ final class QueryPath {
         // Without a backing tier no prefetch task can exist: skip the table's monitor on every query.
         boolean tiered = prefetch.hasTier();
         if (tiered) {
-            PrefetchTable.Poll poll = prefetch.poll(instanceId, reqId, keys);
+            PrefetchTable.Poll poll = prefetch.poll(instanceId, reqId, keys, waitForFullPrefix);
             if (poll.loading()) {
                 return QueryOutcome.LOADING;
             }
@@ -89,7 +89,7 @@ final class QueryPath {
             List<SealedBlock> prefix = new ArrayList<>(Arrays.asList(found).subList(0, hits));
             boolean started;
             try {
-                started = prefetch.start(instanceId, reqId, keys, prefix);
+                started = prefetch.start(instanceId, reqId, keys, prefix, waitForFullPrefix);
             } catch (EngineException e) {
                 prefix.forEach(SealedBlock::release); // refused: the references are still ours
                 throw e;

@@ -32,6 +32,15 @@ public interface BackingTier extends AutoCloseable {
      */
     CompletableFuture<List<SealedBlock>> fetchPrefix(List<BlockKey> keys, ReclaimingAllocator memory);
 
+    /**
+     * Whether this tier fetches from peers that may come to hold a key later (a remote node still saving it), so an
+     * all-or-nothing fetch asks it again while it waits ({@link TierChain#fetchWhole}). A local tier's answer does not
+     * change by waiting.
+     */
+    default boolean waitsForPeers() {
+        return false;
+    }
+
     /** Stops the tier's work in progress and frees what it holds. Idempotent. */
     @Override
     default void close() {}

@@ -48,12 +48,19 @@ public final class PrefetchTable {
 
     private static final class Task {
         final List<BlockKey> keys;
+        final boolean whole;
         final List<SealedBlock> prefix;
         final CompletableFuture<TierChain.Fetched> fetch;
         final long startedNanos;
 
-        Task(List<BlockKey> keys, List<SealedBlock> prefix, CompletableFuture<TierChain.Fetched> fetch, long started) {
+        Task(
+                List<BlockKey> keys,
+                boolean whole,
+                List<SealedBlock> prefix,
+                CompletableFuture<TierChain.Fetched> fetch,
+                long started) {
             this.keys = keys;
+            this.whole = whole;
             this.prefix = prefix;
             this.fetch = fetch;
             this.startedNanos = started;
@@ -114,6 +121,14 @@ public final class PrefetchTable {
 
     /** Checks for a task of this (instance, req_id) and delivers it if it finished for exactly these keys. */
     public Poll poll(String instanceId, String reqId, List<BlockKey> keys) {
+        return poll(instanceId, reqId, keys, false);
+    }
+
+    /**
+     * Checks for a task of this (instance, req_id) and delivers it if it finished for exactly these keys, asked as
+     * {@code whole} (all or nothing) or not.
+     */
+    public Poll poll(String instanceId, String reqId, List<BlockKey> keys, boolean whole) {
         Task task;
         TaskKey id = new TaskKey(instanceId, reqId);
         synchronized (this) {
@@ -121,7 +136,7 @@ public final class PrefetchTable {
             if (task == null) {
                 return Poll.NONE;
             }
-            if (!task.keys.equals(keys)) {
+            if (!task.keys.equals(keys) || task.whole != whole) {
                 tasks.remove(id);
                 task.discard();
                 return Poll.NONE;
@@ -174,14 +189,24 @@ public final class PrefetchTable {
      *     same req_id, which this one replaces, does not count)
      */
     public boolean start(String instanceId, String reqId, List<BlockKey> keys, List<SealedBlock> prefix) {
+        return start(instanceId, reqId, keys, prefix, false);
+    }
+
+    /**
+     * As {@link #start(String, String, List, List)}; with {@code whole} ({@code wait_for_full_prefix}) the tiers
+     * supply every key after the prefix or none ({@link TierChain#fetchWhole}).
+     */
+    public boolean start(
+            String instanceId, String reqId, List<BlockKey> keys, List<SealedBlock> prefix, boolean whole) {
         if (chain.isEmpty()) {
             return false;
         }
         requireRoom(instanceId, reqId);
         List<BlockKey> owned = List.copyOf(keys);
+        List<BlockKey> rest = owned.subList(prefix.size(), owned.size());
         CompletableFuture<TierChain.Fetched> fetch =
-                chain.fetchPrefix(owned.subList(prefix.size(), owned.size()), memory);
-        Task task = new Task(owned, prefix, fetch, clock.nanoTime());
+                whole ? chain.fetchWhole(rest, memory) : chain.fetchPrefix(rest, memory);
+        Task task = new Task(owned, whole, prefix, fetch, clock.nanoTime());
         Task previous;
         synchronized (this) {
             previous = tasks.put(new TaskKey(instanceId, reqId), task);

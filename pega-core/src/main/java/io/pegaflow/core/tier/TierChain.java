@@ -2,6 +2,7 @@ package io.pegaflow.core.tier;
 
 import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.SealedBlock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
@@ -9,6 +10,9 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,13 +26,32 @@ import org.slf4j.LoggerFactory;
  */
 public final class TierChain implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(TierChain.class);
-    private static final TierChain EMPTY = new TierChain(List.of());
+
+    /** How long an all-or-nothing fetch waits for peers to hold the rest (upstream's {@code REMOTE_WAIT_TIMEOUT}). */
+    public static final Duration FULL_PREFIX_WAIT = Duration.ofSeconds(30);
+    /**
+     * Between two asks of the peers while waiting: each ask is a metaserver query, so this bounds one waiting query to
+     * 20 of them a second (upstream polls every 10 ms).
+     */
+    public static final Duration FULL_PREFIX_POLL = Duration.ofMillis(50);
+
+    private static final TierChain EMPTY = new TierChain(List.of(), FULL_PREFIX_WAIT, FULL_PREFIX_POLL);
 
     private final List<BackingTier> tiers;
     private final List<String> names;
+    private final int[] all;
+    private final int[] peers;
+    private final long fullPrefixWaitNanos;
+    private final long fullPrefixPollNanos;
 
-    private TierChain(List<BackingTier> tiers) {
+    private TierChain(List<BackingTier> tiers, Duration fullPrefixWait, Duration fullPrefixPoll) {
         this.tiers = List.copyOf(tiers);
+        this.all = IntStream.range(0, tiers.size()).toArray();
+        this.peers = IntStream.range(0, tiers.size())
+                .filter(i -> tiers.get(i).waitsForPeers())
+                .toArray();
+        this.fullPrefixWaitNanos = fullPrefixWait.toNanos();
+        this.fullPrefixPollNanos = fullPrefixPoll.toNanos();
         List<String> n = new ArrayList<>(tiers.size());
         for (BackingTier t : tiers) {
             n.add(t.tierName());
@@ -48,6 +71,16 @@ public final class TierChain implements AutoCloseable {
      *     labels), or used twice, or a tier appears twice
      */
     public static TierChain of(List<BackingTier> tiers) {
+        return of(tiers, FULL_PREFIX_WAIT, FULL_PREFIX_POLL);
+    }
+
+    /**
+     * The tiers in fetch order, waiting {@code fullPrefixWait} for peers in an all-or-nothing fetch, asking them every
+     * {@code fullPrefixPoll}.
+     *
+     * @throws IllegalArgumentException as {@link #of(List)}
+     */
+    public static TierChain of(List<BackingTier> tiers, Duration fullPrefixWait, Duration fullPrefixPoll) {
         Set<String> seen = new HashSet<>();
         Set<BackingTier> instances = Collections.newSetFromMap(new IdentityHashMap<>());
         for (BackingTier t : tiers) {
@@ -66,7 +99,7 @@ public final class TierChain implements AutoCloseable {
                 throw new IllegalArgumentException("tier name " + name + " is used by two tiers (expected: unique)");
             }
         }
-        return tiers.isEmpty() ? EMPTY : new TierChain(tiers);
+        return tiers.isEmpty() ? EMPTY : new TierChain(tiers, fullPrefixWait, fullPrefixPoll);
     }
 
     public boolean isEmpty() {
@@ -101,19 +134,60 @@ public final class TierChain implements AutoCloseable {
         if (tiers.isEmpty() || keys.isEmpty()) {
             return CompletableFuture.completedFuture(Fetched.NOTHING);
         }
-        return fetchFrom(0, keys, memory, new ArrayList<>(keys.size()), new int[tiers.size()]);
+        return fetchFrom(all, 0, keys, memory, new ArrayList<>(keys.size()), new int[tiers.size()]);
     }
 
+    /**
+     * All of {@code keys} or nothing ({@code wait_for_full_prefix}, upstream #411): the tiers are asked as by {@link
+     * #fetchPrefix}; while they fall short, tiers that fetch from peers ({@link BackingTier#waitsForPeers}) are asked
+     * again for the rest, for at most {@link #FULL_PREFIX_WAIT}, since a peer may still be saving the prefix (a
+     * prefill node, for a decode node that waits). A partial result is released, never returned: the caller must
+     * not go on with part of a prefix it asked to have whole. Never completes exceptionally.
+     */
+    public CompletableFuture<Fetched> fetchWhole(List<BlockKey> keys, ReclaimingAllocator memory) {
+        if (tiers.isEmpty() || keys.isEmpty()) {
+            return CompletableFuture.completedFuture(Fetched.NOTHING);
+        }
+        long deadline = System.nanoTime() + fullPrefixWaitNanos;
+        return fetchFrom(all, 0, keys, memory, new ArrayList<>(keys.size()), new int[tiers.size()])
+                .thenCompose(f -> awaitPeers(f, keys, memory, deadline))
+                .thenApply(f -> {
+                    if (f.blocks().size() == keys.size()) {
+                        return f;
+                    }
+                    f.blocks().forEach(SealedBlock::release);
+                    return new Fetched(List.of(), new int[tiers.size()]);
+                });
+    }
+
+    private CompletableFuture<Fetched> awaitPeers(
+            Fetched f, List<BlockKey> keys, ReclaimingAllocator memory, long deadline) {
+        if (f.blocks().size() == keys.size() || peers.length == 0 || System.nanoTime() - deadline >= 0) {
+            return CompletableFuture.completedFuture(f);
+        }
+        Executor later = CompletableFuture.delayedExecutor(fullPrefixPollNanos, TimeUnit.NANOSECONDS);
+        return CompletableFuture.runAsync(() -> {}, later)
+                .thenCompose(ignored -> fetchFrom(peers, 0, keys, memory, f.blocks(), f.perTier()))
+                .thenCompose(next -> awaitPeers(next, keys, memory, deadline));
+    }
+
+    /** Asks {@code order[at..]} in turn for the keys after {@code got}, adding what each supplies. */
     private CompletableFuture<Fetched> fetchFrom(
-            int tier, List<BlockKey> keys, ReclaimingAllocator memory, List<SealedBlock> got, int[] perTier) {
-        if (tier == tiers.size() || got.size() == keys.size()) {
+            int[] order,
+            int at,
+            List<BlockKey> keys,
+            ReclaimingAllocator memory,
+            List<SealedBlock> got,
+            int[] perTier) {
+        if (at == order.length || got.size() == keys.size()) {
             return CompletableFuture.completedFuture(new Fetched(got, perTier));
         }
+        int tier = order[at];
         return fetchOne(tiers.get(tier), keys.subList(got.size(), keys.size()), memory)
                 .thenCompose(blocks -> {
                     got.addAll(blocks);
-                    perTier[tier] = blocks.size();
-                    return fetchFrom(tier + 1, keys, memory, got, perTier);
+                    perTier[tier] += blocks.size();
+                    return fetchFrom(order, at + 1, keys, memory, got, perTier);
                 });
     }
 

@@ -8,10 +8,12 @@ import io.pegaflow.core.block.SlotData;
 import io.pegaflow.core.memory.PinnedAllocation;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -38,10 +40,21 @@ class TierChainTest {
     private class SetTier implements BackingTier {
         private final String name;
         private final Set<BlockKey> has;
+        private final boolean peers;
 
         SetTier(String name, Set<BlockKey> has) {
+            this(name, has, false);
+        }
+
+        SetTier(String name, Set<BlockKey> has, boolean peers) {
             this.name = name;
             this.has = has;
+            this.peers = peers;
+        }
+
+        @Override
+        public boolean waitsForPeers() {
+            return peers;
         }
 
         @Override
@@ -82,6 +95,46 @@ class TierChainTest {
         assertThat(f.blocks()).hasSize(3);
         assertThat(f.perTier()).containsExactly(2, 1);
         assertThat(log).containsExactly("ssd asked 4", "rdma asked 2");
+        releaseAll(f);
+    }
+
+    @Test
+    void shouldReleaseAPartialFetchWhenTheWholePrefixWasAskedFor() {
+        TierChain chain = TierChain.of(
+                List.of(new SetTier("ssd", Set.of(key(0), key(1))), new SetTier("rdma", Set.of(), true)),
+                Duration.ofMillis(200),
+                Duration.ofMillis(20));
+        TierChain.Fetched f = chain.fetchWhole(keys, pool::allocate).join();
+        assertThat(f.blocks()).isEmpty();
+        assertThat(f.perTier()).containsExactly(0, 0);
+        assertThat(log.stream().filter(l -> l.equals("rdma asked 2")).count())
+                .as("the peer tier is asked again while the chain waits: %s", log)
+                .isGreaterThan(1);
+        assertThat(log).doesNotContain("ssd asked 2");
+        // the pool check of tearDown: the two blocks the SSD tier supplied went back
+    }
+
+    @Test
+    void shouldNotWaitWithoutATierOfPeers() {
+        TierChain chain = TierChain.of(
+                List.of(new SetTier("ssd", Set.of(key(0)))), Duration.ofSeconds(30), Duration.ofMillis(20));
+        TierChain.Fetched f = chain.fetchWhole(keys, pool::allocate).join();
+        assertThat(f.blocks()).isEmpty();
+        assertThat(log).containsExactly("ssd asked 4");
+    }
+
+    @Test
+    void shouldCompleteAWholeFetchOnceAPeerHoldsTheRest() {
+        Set<BlockKey> peerHas = ConcurrentHashMap.newKeySet();
+        TierChain chain = TierChain.of(
+                List.of(new SetTier("ssd", Set.of(key(0))), new SetTier("rdma", peerHas, true)),
+                Duration.ofSeconds(5),
+                Duration.ofMillis(10));
+        CompletableFuture<TierChain.Fetched> pending = chain.fetchWhole(keys, pool::allocate);
+        peerHas.addAll(keys.subList(1, 4)); // the prefill side finished saving
+        TierChain.Fetched f = pending.join();
+        assertThat(f.blocks()).hasSize(4);
+        assertThat(f.perTier()).containsExactly(1, 3);
         releaseAll(f);
     }
 

@@ -138,6 +138,12 @@ public final class RemoteFetchTier implements BackingTier {
         return NAME;
     }
 
+    /** A peer may still be saving what a waiting query asks for (a prefill node, for a decode node that waits). */
+    @Override
+    public boolean waitsForPeers() {
+        return true;
+    }
+
     public RemoteFetchStats stats() {
         return stats;
     }
