@@ -13,6 +13,7 @@ import io.pegaflow.proto.HealthRequest;
 import io.pegaflow.proto.QueryReady;
 import io.pegaflow.testkit.BlockPattern;
 import io.pegaflow.testkit.ChildJvm;
+import io.pegaflow.testkit.HybridModel;
 import io.pegaflow.testkit.KvLayout;
 import io.pegaflow.testkit.MockScheduler;
 import io.pegaflow.testkit.MockVllmWorker;
@@ -247,6 +248,54 @@ class RestartIT {
             assertThat(metric("pegaflow_instances")).isEqualTo(1);
             adopting.close();
             await("the adopted instance ends with its Session", () -> metric("pegaflow_instances") == 0, second);
+        } catch (AssertionError | RuntimeException e) {
+            throw second.failure("restarted server", e);
+        }
+    }
+
+    /**
+     * A hybrid instance (attention plus a recurrent-state group with sparse checkpoints) survives a SIGKILL: the
+     * journal restores it with its layers' groups, and the SSD gives both groups back byte-exact, each under its own
+     * group keys.
+     */
+    @Test
+    void shouldRestoreAHybridInstanceAndItsGroupsFromTheJournalAndSsd() throws Exception {
+        BlockPattern pattern = BlockPattern.perByte(0x4A1B);
+        List<ByteString> hashes = BlockPattern.hashes(33, HybridModel.BLOCKS);
+        MockScheduler scheduler = track(MockScheduler.connect("127.0.0.1", grpcPort));
+        MockVllmWorker hybrid = track(HybridModel.layers(MockVllmWorker.builder("127.0.0.1", grpcPort)
+                        .instanceId("hybrid")
+                        .namespace(NAMESPACE))
+                .build());
+
+        ChildJvm first = start("first");
+        SessionHandle session = scheduler.openSession("hybrid", NAMESPACE, 1, 1);
+        assertThat(session.awaitHeaders(WAIT)).isTrue();
+        hybrid.register();
+        HybridModel.saveWithCheckpoints(hybrid, hashes, pattern);
+        scheduler.awaitSealed("hybrid", hashes, WAIT);
+        scheduler.awaitMembers("hybrid", 1, hashes, HybridModel.CHECKPOINTS.size(), WAIT);
+        await("both groups written to SSD", () -> metric("pegaflow_ssd_write_blocks_total") >= 10, first);
+        assertThat(first.kill()).isEqualTo(137);
+        assertThat(session.awaitClosed(WAIT)).isPresent();
+
+        ChildJvm second = start("second");
+        try {
+            assertThat(metric("pegaflow_restored_instances")).isEqualTo(1);
+            assertThat(ChildJvm.httpGet(httpPort, "/instances")).contains("\"hybrid\":true");
+            pollHealth(hybrid.channel(), second);
+            pollHealth(scheduler.channel(), second);
+            hybrid.zeroBlocks(hybrid.layerNames(), HybridModel.attentionBlocks());
+
+            QueryReady attention = scheduler.queryUntilReady("hybrid", hashes, "attention", WAIT);
+            assertThat(attention.getNumHitBlocks()).isEqualTo(HybridModel.BLOCKS);
+            QueryReady state =
+                    scheduler.queryUntilReady("hybrid", HybridModel.checkpointHashes(hashes), "state", 1, true, WAIT);
+            assertThat(state.getHitPositionsList()).containsExactly(0, 1);
+            assertThat(HybridModel.loadBoth(hybrid, attention.getLease(), state.getLease(), WAIT)
+                            .succeeded())
+                    .isTrue();
+            assertThat(HybridModel.firstMismatch(hybrid, pattern)).isEmpty();
         } catch (AssertionError | RuntimeException e) {
             throw second.failure("restarted server", e);
         }

@@ -7,9 +7,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import com.google.protobuf.ByteString;
 import io.grpc.StatusRuntimeException;
 import io.pegaflow.proto.QueryPrefixBlocksRequest;
+import io.pegaflow.proto.QueryReady;
 import io.pegaflow.proto.QueryResponse;
 import io.pegaflow.testkit.BlockPattern;
 import io.pegaflow.testkit.ChildJvm;
+import io.pegaflow.testkit.HybridModel;
 import io.pegaflow.testkit.KvLayout;
 import io.pegaflow.testkit.LoadResult;
 import io.pegaflow.testkit.MockScheduler;
@@ -150,6 +152,71 @@ interface RemotePrefetchCases {
             // b announced what it fetched: it is now an owner of the prefix too.
             String b = cluster().b().advertised();
             await().atMost(WAIT).until(() -> ownsPrefix(b, hashes));
+            reader.unregister();
+            owner.unregister();
+        }
+    }
+
+    /** The key bytes of a state-group block: the hash and the group as four big-endian bytes (upstream #433). */
+    private static List<ByteString> groupKeys(List<ByteString> hashes, int group) {
+        return hashes.stream()
+                .map(h -> h.concat(ByteString.copyFrom(new byte[] {0, 0, 0, (byte) group})))
+                .toList();
+    }
+
+    /**
+     * A hybrid instance's two groups fetched from the peer that saved them: the metaserver and the transfer carry the
+     * state group's keys, and the reader gets attention by prefix and the checkpoints by all-or-nothing set fetch,
+     * byte-exact.
+     */
+    @Test
+    default void shouldFetchBothGroupsOfAHybridInstanceFromThePeerByteExact() throws Exception {
+        List<ByteString> hashes = BlockPattern.hashes(14_301, HybridModel.BLOCKS);
+        BlockPattern pattern = BlockPattern.perByte(14_301);
+        try (MockVllmWorker owner = HybridModel.layers(MockVllmWorker.builder(
+                                        "127.0.0.1", cluster().a().localGrpc())
+                                .instanceId("hybrid-owner")
+                                .namespace(P2pClusterContract.NAMESPACE)
+                                .loadTimeout(WAIT))
+                        .build();
+                MockVllmWorker reader = HybridModel.layers(MockVllmWorker.builder(
+                                        "127.0.0.1", cluster().b().localGrpc())
+                                .instanceId("hybrid-reader")
+                                .namespace(P2pClusterContract.NAMESPACE)
+                                .loadTimeout(WAIT))
+                        .build();
+                MockScheduler onA =
+                        MockScheduler.connect("127.0.0.1", cluster().a().localGrpc());
+                MockScheduler onB =
+                        MockScheduler.connect("127.0.0.1", cluster().b().localGrpc())) {
+            owner.register();
+            reader.register();
+            HybridModel.saveWithCheckpoints(owner, hashes, pattern);
+            onA.awaitSealed(owner.instanceId(), hashes, WAIT);
+            onA.awaitMembers(owner.instanceId(), 1, hashes, HybridModel.CHECKPOINTS.size(), WAIT);
+            String a = cluster().a().advertised();
+            await().atMost(WAIT)
+                    .until(() ->
+                            ownsPrefix(a, hashes) && ownsPrefix(a, groupKeys(HybridModel.checkpointHashes(hashes), 1)));
+
+            QueryResponse none = onB.query(reader.instanceId(), hashes, "hybrid-members", 1, false);
+            assertThat(none.getReady().getNumHitBlocks())
+                    .as("membership answers from b's RAM alone")
+                    .isZero();
+            QueryReady attention = onB.queryUntilReady(reader.instanceId(), hashes, "hybrid-attention", WAIT);
+            assertThat(attention.getNumHitBlocks())
+                    .as("hits%s", cluster().logs())
+                    .isEqualTo(HybridModel.BLOCKS);
+            QueryReady state = onB.queryUntilReady(
+                    reader.instanceId(), HybridModel.checkpointHashes(hashes), "hybrid-state", 1, true, WAIT);
+            assertThat(state.getHitPositionsList())
+                    .as("set fetch%s", cluster().logs())
+                    .containsExactly(0, 1);
+
+            reader.zeroBlocks(reader.layerNames(), HybridModel.attentionBlocks());
+            LoadResult load = HybridModel.loadBoth(reader, attention.getLease(), state.getLease(), WAIT);
+            assertThat(load.succeeded()).as("load: %s", load).isTrue();
+            assertThat(HybridModel.firstMismatch(reader, pattern)).isEmpty();
             reader.unregister();
             owner.unregister();
         }

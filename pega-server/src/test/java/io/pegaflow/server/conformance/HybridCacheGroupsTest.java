@@ -11,12 +11,11 @@ import io.pegaflow.proto.QueryReady;
 import io.pegaflow.testkit.BlockPattern;
 import io.pegaflow.testkit.ConnectorRelease;
 import io.pegaflow.testkit.GroupedLoads;
+import io.pegaflow.testkit.HybridModel;
 import io.pegaflow.testkit.KvLayout;
-import io.pegaflow.testkit.LayerBlocks;
 import io.pegaflow.testkit.LoadResult;
 import io.pegaflow.testkit.MockVllmWorker;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
@@ -35,35 +34,17 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(120)
 class HybridCacheGroupsTest extends ConformanceSupport {
-    static final ConnectorRelease HYBRID = ConnectorRelease.V0_23_12.withVersion("0.25.1");
-    static final KvLayout ATTENTION = KvLayout.kvFirst(8, 16, 1, 16, 2);
-    /** A state tensor per block of another size than attention's: one 1536-byte segment. */
-    static final KvLayout STATE = KvLayout.contiguous(8, 1536);
-
-    static final List<String> ATTENTION_LAYERS = List.of("model.layers.0.self_attn", "model.layers.2.self_attn");
-    static final List<String> STATE_LAYERS = List.of("model.layers.1.linear_attn");
-
-    static MockVllmWorker.Builder hybrid(MockVllmWorker.Builder b) {
-        for (String layer : ATTENTION_LAYERS) {
-            b.layer(layer, ATTENTION).group(layer, 0);
-        }
-        for (String layer : STATE_LAYERS) {
-            b.layer(layer, STATE).group(layer, 1);
-        }
-        return b.connector(HYBRID);
-    }
+    static final ConnectorRelease HYBRID = HybridModel.RELEASE;
+    static final KvLayout ATTENTION = HybridModel.ATTENTION;
+    static final List<String> ATTENTION_LAYERS = HybridModel.ATTENTION_LAYERS;
+    static final List<String> STATE_LAYERS = HybridModel.STATE_LAYERS;
 
     private MockVllmWorker.Builder worker(String id) {
-        return hybrid(bareWorker(id).namespace("ns-" + id));
+        return HybridModel.layers(bareWorker(id).namespace("ns-" + id));
     }
 
-    /** Attention for blocks 0..7 (hashes 0..7), state checkpoints of hashes 3 and 7 in state blocks 5 and 6. */
-    static void saveWithCheckpoints(MockVllmWorker w, List<ByteString> hashes, BlockPattern pattern) {
-        w.fillBlocks(ATTENTION_LAYERS, blockIds(8), pattern);
-        w.fillBlocks(STATE_LAYERS, List.of(5, 6), pattern.forSlot("state", 1));
-        w.save(List.of(
-                new LayerBlocks(ATTENTION_LAYERS, blockIds(8), hashes),
-                new LayerBlocks(STATE_LAYERS, List.of(5, 6), List.of(hashes.get(3), hashes.get(7)))));
+    private static void saveWithCheckpoints(MockVllmWorker w, List<ByteString> hashes, BlockPattern pattern) {
+        HybridModel.saveWithCheckpoints(w, hashes, pattern);
     }
 
     @Test
@@ -84,25 +65,10 @@ class HybridCacheGroupsTest extends ConformanceSupport {
             assertThat(state.getLease()).isNotEmpty();
             w.zeroBlocks(blockIds(8));
 
-            LoadResult loaded = w.loadGroups(
-                    List.of(GroupedLoads.group(ATTENTION_LAYERS), GroupedLoads.group(STATE_LAYERS)),
-                    List.of(
-                            GroupedLoads.lease(
-                                    attention.getLease(),
-                                    List.of(
-                                            GroupedLoads.targets(List.copyOf(blockIds(8))),
-                                            GroupedLoads.targets(Collections.nCopies(8, null)))),
-                            GroupedLoads.lease(
-                                    state.getLease(),
-                                    List.of(
-                                            GroupedLoads.targets(Collections.nCopies(2, null)),
-                                            GroupedLoads.targets(List.of(5, 6))))),
-                    WAIT);
+            LoadResult loaded = HybridModel.loadBoth(w, attention.getLease(), state.getLease(), WAIT);
 
             assertThat(loaded.succeeded()).as("%s", loaded).isTrue();
-            assertThat(w.firstMismatch(ATTENTION_LAYERS, blockIds(8), pattern)).isEmpty();
-            assertThat(w.firstMismatch(STATE_LAYERS, List.of(5, 6), pattern.forSlot("state", 1)))
-                    .isEmpty();
+            assertThat(HybridModel.firstMismatch(w, pattern)).isEmpty();
             assertThat(w.firstMismatch(STATE_LAYERS, List.of(0, 1, 2, 3, 4, 7), null))
                     .isEmpty();
             InstanceSummary summary = engine.instanceSummaries().get(0);
@@ -234,30 +200,11 @@ class HybridCacheGroupsTest extends ConformanceSupport {
                     scheduler.query("hy-tp2", hashes, "state", 1, false).getReady();
             for (MockVllmWorker rank : List.of(rank0, rank1)) {
                 rank.zeroBlocks(blockIds(8));
-                LoadResult loaded = rank.loadGroups(
-                        List.of(GroupedLoads.group(ATTENTION_LAYERS), GroupedLoads.group(STATE_LAYERS)),
-                        List.of(
-                                GroupedLoads.lease(
-                                        attention.getLease(),
-                                        List.of(
-                                                GroupedLoads.targets(List.copyOf(blockIds(8))),
-                                                GroupedLoads.targets(Collections.nCopies(8, null)))),
-                                GroupedLoads.lease(
-                                        state.getLease(),
-                                        List.of(
-                                                GroupedLoads.targets(Collections.nCopies(2, null)),
-                                                GroupedLoads.targets(List.of(5, 6))))),
-                        WAIT);
+                LoadResult loaded = HybridModel.loadBoth(rank, attention.getLease(), state.getLease(), WAIT);
                 assertThat(loaded.succeeded()).as("%s", loaded).isTrue();
             }
-            assertThat(rank0.firstMismatch(ATTENTION_LAYERS, blockIds(8), pattern0))
-                    .isEmpty();
-            assertThat(rank0.firstMismatch(STATE_LAYERS, List.of(5, 6), pattern0.forSlot("state", 1)))
-                    .isEmpty();
-            assertThat(rank1.firstMismatch(ATTENTION_LAYERS, blockIds(8), pattern1))
-                    .isEmpty();
-            assertThat(rank1.firstMismatch(STATE_LAYERS, List.of(5, 6), pattern1.forSlot("state", 1)))
-                    .isEmpty();
+            assertThat(HybridModel.firstMismatch(rank0, pattern0)).isEmpty();
+            assertThat(HybridModel.firstMismatch(rank1, pattern1)).isEmpty();
         }
     }
 

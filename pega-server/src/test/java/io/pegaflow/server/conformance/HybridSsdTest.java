@@ -1,7 +1,5 @@
 package io.pegaflow.server.conformance;
 
-import static io.pegaflow.server.conformance.HybridCacheGroupsTest.ATTENTION_LAYERS;
-import static io.pegaflow.server.conformance.HybridCacheGroupsTest.STATE_LAYERS;
 import static io.pegaflow.testkit.ReferenceHarness.blockIds;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -9,14 +7,13 @@ import com.google.protobuf.ByteString;
 import io.pegaflow.core.ssd.SsdStore;
 import io.pegaflow.proto.QueryReady;
 import io.pegaflow.testkit.BlockPattern;
-import io.pegaflow.testkit.GroupedLoads;
+import io.pegaflow.testkit.HybridModel;
 import io.pegaflow.testkit.LoadResult;
 import io.pegaflow.testkit.MockVllmWorker;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -54,10 +51,10 @@ class HybridSsdTest extends ConformanceSupport {
     }
 
     private MockVllmWorker saved(String id, List<ByteString> hashes, BlockPattern pattern) throws Exception {
-        MockVllmWorker w = HybridCacheGroupsTest.hybrid(bareWorker(id).namespace("ns-" + id))
-                .build();
+        MockVllmWorker w =
+                HybridModel.layers(bareWorker(id).namespace("ns-" + id)).build();
         w.register();
-        HybridCacheGroupsTest.saveWithCheckpoints(w, hashes, pattern);
+        HybridModel.saveWithCheckpoints(w, hashes, pattern);
         scheduler.awaitSealed(id, hashes, WAIT);
         scheduler.awaitMembers(id, 1, hashes, 2, WAIT);
         store.flush().get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
@@ -81,25 +78,10 @@ class HybridSsdTest extends ConformanceSupport {
             assertThat(state.getLease()).isNotEmpty();
             w.zeroBlocks(blockIds(8));
 
-            LoadResult loaded = w.loadGroups(
-                    List.of(GroupedLoads.group(ATTENTION_LAYERS), GroupedLoads.group(STATE_LAYERS)),
-                    List.of(
-                            GroupedLoads.lease(
-                                    attention.getLease(),
-                                    List.of(
-                                            GroupedLoads.targets(List.copyOf(blockIds(8))),
-                                            GroupedLoads.targets(Collections.nCopies(8, null)))),
-                            GroupedLoads.lease(
-                                    state.getLease(),
-                                    List.of(
-                                            GroupedLoads.targets(Collections.nCopies(2, null)),
-                                            GroupedLoads.targets(List.of(5, 6))))),
-                    WAIT);
+            LoadResult loaded = HybridModel.loadBoth(w, attention.getLease(), state.getLease(), WAIT);
 
             assertThat(loaded.succeeded()).as("%s", loaded).isTrue();
-            assertThat(w.firstMismatch(ATTENTION_LAYERS, blockIds(8), pattern)).isEmpty();
-            assertThat(w.firstMismatch(STATE_LAYERS, List.of(5, 6), pattern.forSlot("state", 1)))
-                    .isEmpty();
+            assertThat(HybridModel.firstMismatch(w, pattern)).isEmpty();
         }
     }
 
