@@ -19,6 +19,7 @@ import uuid
 import grpc
 
 from pega_proto import engine_pb2 as pb
+from pega_proto import load_wire_pb2 as lw
 
 MAX_MSG = 64 * 1024 * 1024
 
@@ -47,6 +48,8 @@ class EngineClient:
         self._register = unary("RegisterContextBatch", pb.RegisterContextRequest, pb.RegisterContextResponse)
         self._save = unary("Save", pb.SaveRequest, pb.SaveResponse)
         self._load = unary("Load", pb.LoadRequest, pb.LoadResponse)
+        # pegaflow-llm 0.23.7+ sends Load with layer groups and per-group targets on the same method
+        self._load_groups = unary("Load", lw.GroupedLoadRequest, pb.LoadResponse)
         self._query = unary("QueryPrefetch", pb.QueryRequest, pb.QueryResponse)
         self._release = unary("Release", pb.ReleaseRequest, pb.ReleaseResponse)
         self._unregister = unary("UnregisterContext", pb.UnregisterRequest, pb.UnregisterResponse)
@@ -76,6 +79,47 @@ class EngineClient:
             num_blocks=[l.n for l in layers], bytes_per_block=[l.b for l in layers],
             kv_stride_bytes=[l.k for l in layers], segments=[l.g for l in layers])
         return self._ok(self._register(req), "register_context_batch")
+
+    def register_groups(self, instance_id, namespace, tp_rank, tp_size, world_size, device_id, layers, groups,
+                        client_version="0.25.1", pp_rank=0):
+        """As a pegaflow-llm 0.23.11+ connector registers: its version, no num_layers, each layer's storage group
+        (layer_group_ids: attention 0, each recurrent-state group 1, 2, ...)."""
+        req = pb.RegisterContextRequest(
+            instance_id=instance_id, namespace=namespace, tp_rank=tp_rank, tp_size=tp_size, world_size=world_size,
+            device_id=device_id, pp_rank=pp_rank, client_version=client_version,
+            layer_names=[l.name for l in layers], wrapper_bytes=[l.wrapper for l in layers],
+            num_blocks=[l.n for l in layers], bytes_per_block=[l.b for l in layers],
+            kv_stride_bytes=[l.k for l in layers], segments=[l.g for l in layers], layer_group_ids=groups)
+        return self._ok(self._register(req), "register_context_batch")
+
+    def save_sets(self, instance_id, tp_rank, device_id, sets, pp_rank=0):
+        """sets: list of (layer names, block ids, block hashes); a hybrid connector saves attention for every block
+        and state only at checkpoints, in one request."""
+        saves = [pb.SaveLayer(layer_name=n, block_ids=ids, block_hashes=hashes) for names, ids, hashes in sets
+                 for n in names]
+        return self._ok(self._save(pb.SaveRequest(instance_id=instance_id, tp_rank=tp_rank, device_id=device_id,
+                                                  saves=saves, pp_rank=pp_rank)), "save")
+
+    def query_group(self, instance_id, hashes, req_id, group_id, wait_for_full_prefix=False):
+        """Returns ('loading', None, None, None) or ('ready', num_hit_blocks, lease, hit_positions)."""
+        r = self._query(pb.QueryRequest(instance_id=instance_id, block_hashes=hashes, req_id=req_id,
+                                        group_id=group_id, wait_for_full_prefix=wait_for_full_prefix))
+        if r.WhichOneof("outcome") == "loading":
+            return "loading", None, None, None
+        return "ready", r.ready.num_hit_blocks, r.ready.lease, list(r.ready.hit_positions)
+
+    def load_groups(self, instance_id, tp_rank, device_id, shm_name, groups, loads):
+        """groups: list of layer-name lists; loads: list of (lease, [per group: [block id or None per leased
+        block]])."""
+        def targets(ids):
+            return lw.LoadBlockIds(targets=[lw.LoadBlockTarget() if i is None else lw.LoadBlockTarget(block_id=i)
+                                            for i in ids])
+        req = lw.GroupedLoadRequest(
+            instance_id=instance_id, tp_rank=tp_rank, device_id=device_id, load_state_shm=shm_name,
+            groups=[lw.LoadGroup(layer_names=g) for g in groups],
+            loads=[lw.GroupedLeaseLoad(lease=lease, block_ids_by_group=[targets(t) for t in per_group])
+                   for lease, per_group in loads])
+        return self._ok(self._load_groups(req), "load")
 
     def save(self, instance_id, tp_rank, device_id, layer_names, block_ids, block_hashes, pp_rank=0):
         """Every layer gets the same ids and hashes, as the connector's save worker sends them."""

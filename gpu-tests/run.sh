@@ -15,12 +15,15 @@
 #      workers saving and loading at once (later modes: the layouts and the two workers only)  -> e2e-MODE.json
 #   4. prefix_e2e.py (first mode only): a 10k-token Qwen3-8B prefix, Save then Query + Load       -> prefix-MODE.json
 #   5. bandwidth.py: Qwen3-8B layouts, Save/Load/both vs torch's contiguous copy in the same run -> bandwidth-MODE.json
+#   5b. hybrid_e2e.py (first mode only): a hybrid model's worker as pegaflow-llm 0.25.1 drives it (attention layers
+#      plus recurrent-state layers of another page size, layer_group_ids), both groups byte-exact, Save/Load GB/s
+#                                                                                                  -> hybrid-MODE.json
 #   then, with servers of its own:
 #   6. restart_e2e.py: a torch worker registered through CUDA IPC outlives a SIGKILLed pega-server; a new one on the
 #      same pega.state.dir and SSD shard restores it, and its next QueryPrefetch/Load are served from SSD byte-exact
 #      (first start, SIGKILL -> Health, restore, first QueryPrefetch, next Load times)     -> restart.json
 # Environment: PEGA_BUNDLE (bundle file), POOL_SIZE (default 32GB), GRPC_PORT (50055), HTTP_PORT (9091),
-#              MODES ("auto batch kernel per-range"), E2E_ONLY (scenario names, first mode), SKIP_JUNIT=1, SKIP_E2E=1, SKIP_PREFIX=1, SKIP_BANDWIDTH=1,
+#              MODES ("auto batch kernel per-range"), E2E_ONLY (scenario names, first mode), SKIP_JUNIT=1, SKIP_E2E=1, SKIP_PREFIX=1, SKIP_BANDWIDTH=1, SKIP_HYBRID=1, HYBRID_ARGS (e.g. "--runs 5"),
 #              SKIP_RESTART=1, RESTART_POOL_SIZE (4GB), RESTART_SSD_CAPACITY (1GB), RESTART_ONLY=1 (only steps 1 and 6),
 #              BACKEND=host + E2E_KIND=host (no-GPU dry run), JUNIT_CLASSES="fully.qualified.Test ..." (only those),
 #              JUNIT_JAVA_OPTS (e.g. -Dpega.gpu.tuning=1 for the copy tuning sweeps), SERVER_JAVA_OPTS
@@ -139,6 +142,13 @@ for mode in ${MODES:-auto}; do
     timeout 200 python3 "$here/prefix_e2e.py" --addr "127.0.0.1:$grpc_port" --out "$report/prefix-$mode.json" > "$scratch/prefix.log" 2>&1
     [[ $? == 0 ]] || status=1
     tail -8 "$scratch/prefix.log" | fence
+  fi
+
+  if [[ "${SKIP_HYBRID:-0}" != 1 && $first == 1 ]]; then
+    step "A hybrid model's two cache groups through the server, copy mode $mode (hybrid_e2e.py)"
+    timeout "${HYBRID_TIMEOUT:-300}" python3 "$here/hybrid_e2e.py" --kind "${E2E_KIND:-cuda}" --addr "127.0.0.1:$grpc_port" ${HYBRID_ARGS:-} --out "$report/hybrid-$mode.json" > "$scratch/hybrid.log" 2>&1
+    [[ $? == 0 ]] || status=1
+    tail -12 "$scratch/hybrid.log" | fence
   fi
 
   if [[ "${SKIP_BANDWIDTH:-0}" != 1 ]]; then
