@@ -171,11 +171,13 @@ def main():
             print(f"run {run}: {attn_bytes + state_bytes} bytes, save {save_s * 1e3:.1f} ms,"
                   f" load {load_s * 1e3:.1f} ms, byte-exact", flush=True)
     finally:
-        session.cancel()
-        client.unregister(inst)
-        if args.kind == "host":
-            for layer in layers:
-                layer.mem.close()
+        try:
+            client.unregister(inst)  # before the Session ends, whose end drops the instance too
+        finally:
+            session.cancel()
+            if args.kind == "host":
+                for layer in layers:
+                    layer.mem.close()
 
     total = results["runs"][0]["attention_bytes"] + results["runs"][0]["state_bytes"] if results["runs"] else 0
     save = statistics.median(r["save_s"] for r in results["runs"]) if results["runs"] else float("nan")

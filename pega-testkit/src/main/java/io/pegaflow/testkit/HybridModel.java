@@ -35,11 +35,19 @@ public final class HybridModel {
 
     /** Adds the model's layers and groups, and the release, to a worker. */
     public static MockVllmWorker.Builder layers(MockVllmWorker.Builder b) {
+        return layers(b, ATTENTION, STATE);
+    }
+
+    /**
+     * As {@link #layers(MockVllmWorker.Builder)} with other layouts (each of at least {@link #BLOCKS} blocks), e.g.
+     * larger ones to fill a pool.
+     */
+    public static MockVllmWorker.Builder layers(MockVllmWorker.Builder b, KvLayout attention, KvLayout state) {
         for (String layer : ATTENTION_LAYERS) {
-            b.layer(layer, ATTENTION).group(layer, 0);
+            b.layer(layer, attention).group(layer, 0);
         }
         for (String layer : STATE_LAYERS) {
-            b.layer(layer, STATE).group(layer, 1);
+            b.layer(layer, state).group(layer, 1);
         }
         return b.connector(RELEASE);
     }

@@ -14,8 +14,10 @@ import io.pegaflow.testkit.GroupedLoads;
 import io.pegaflow.testkit.HybridModel;
 import io.pegaflow.testkit.KvLayout;
 import io.pegaflow.testkit.LoadResult;
+import io.pegaflow.testkit.MockScheduler;
 import io.pegaflow.testkit.MockVllmWorker;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
@@ -286,5 +288,142 @@ class HybridCacheGroupsTest extends ConformanceSupport {
 
     static List<Integer> range(int from, int to) {
         return IntStream.range(from, to).boxed().toList();
+    }
+
+    /**
+     * Steady state: a hybrid client and two dense clients of other generations (v0.22.4, 0.23.6) save, query and
+     * load at once, each round new blocks, about 60 MiB through the 16 MiB pool; whatever each query answers loads
+     * byte-exact, and the state group's positions only ever name checkpoints.
+     */
+    @Test
+    void shouldServeAHybridClientBesideOtherGenerationsThroughAFullPool() throws Exception {
+        int rounds = 24;
+        ExecutorService pool = Executors.newFixedThreadPool(3);
+        try (MockVllmWorker hybrid = HybridModel.layers(
+                                bareWorker("steady-hybrid").namespace("ns-steady-hybrid"),
+                                KvLayout.kvFirst(16, 16, 8, 64, 2),
+                                KvLayout.contiguous(16, 48 * 1024))
+                        .build();
+                MockVllmWorker g0 = bareWorker("steady-g0")
+                        .namespace("ns-steady-g0")
+                        .layer("layer_0", KvLayout.contiguous(16, 128 * 1024))
+                        .build();
+                MockVllmWorker g2 = bareWorker("steady-g2")
+                        .namespace("ns-steady-g2")
+                        .connector(ConnectorRelease.V0_23_6)
+                        .layer("layer_0", KvLayout.contiguous(16, 128 * 1024))
+                        .build()) {
+            hybrid.register();
+            g0.register();
+            g2.register();
+            List<Future<Integer>> full = new ArrayList<>();
+            full.add(pool.submit(() -> hybridRounds(hybrid, rounds)));
+            full.add(pool.submit(() -> denseRounds(g0, rounds, 2000)));
+            full.add(pool.submit(() -> denseRounds(g2, rounds, 3000)));
+            for (Future<Integer> f : full) {
+                assertThat(f.get(100, TimeUnit.SECONDS))
+                        .as("rounds whose every block came back")
+                        .isPositive();
+            }
+            assertThat(engine.metrics().count(io.pegaflow.core.metrics.EngineCounter.CACHE_EVICTIONS))
+                    .as("the pool was full")
+                    .isPositive();
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /** @return the rounds in which all 8 attention blocks and both checkpoints hit */
+    private int hybridRounds(MockVllmWorker w, int rounds) {
+        int complete = 0;
+        try (MockScheduler own = MockScheduler.connect(HOST, port())) {
+            for (int round = 0; round < rounds; round++) {
+                List<ByteString> hashes = BlockPattern.hashes(1000 + round, HybridModel.BLOCKS);
+                BlockPattern pattern = BlockPattern.perByte(1000 + round);
+                if (!saved(() -> HybridModel.saveWithCheckpoints(w, hashes, pattern))) {
+                    continue;
+                }
+                engine.flushSeals();
+                QueryReady attention = own.queryUntilReady(w.instanceId(), hashes, "a" + round, WAIT);
+                QueryReady state =
+                        own.query(w.instanceId(), hashes, "s" + round, 1, false).getReady();
+                assertThat(state.getHitPositionsList()).isSubsetOf(HybridModel.CHECKPOINTS);
+                int hits = (int) attention.getNumHitBlocks();
+                List<Integer> stateTargets = state.getHitPositionsList().stream()
+                        .map(p -> HybridModel.STATE_BLOCKS.get(HybridModel.CHECKPOINTS.indexOf(p)))
+                        .toList();
+                w.zeroBlocks(HybridModel.attentionBlocks());
+                List<io.pegaflow.proto.compat.GroupedLeaseLoad> loads = new ArrayList<>();
+                if (hits > 0) {
+                    loads.add(GroupedLoads.lease(
+                            attention.getLease(),
+                            List.of(
+                                    GroupedLoads.targets(List.copyOf(range(0, hits))),
+                                    GroupedLoads.targets(Collections.nCopies(hits, null)))));
+                }
+                if (!stateTargets.isEmpty()) {
+                    loads.add(GroupedLoads.lease(
+                            state.getLease(),
+                            List.of(
+                                    GroupedLoads.targets(Collections.nCopies(stateTargets.size(), null)),
+                                    GroupedLoads.targets(List.copyOf(stateTargets)))));
+                }
+                if (!loads.isEmpty()) {
+                    LoadResult loaded = w.loadGroups(
+                            List.of(GroupedLoads.group(ATTENTION_LAYERS), GroupedLoads.group(STATE_LAYERS)),
+                            loads,
+                            WAIT);
+                    assertThat(loaded.succeeded()).as("%s", loaded).isTrue();
+                }
+                assertThat(w.firstMismatch(ATTENTION_LAYERS, range(0, hits), pattern))
+                        .isEmpty();
+                assertThat(w.firstMismatch(STATE_LAYERS, stateTargets, pattern.forSlot("state", 1)))
+                        .isEmpty();
+                if (hits == HybridModel.BLOCKS && stateTargets.size() == 2) {
+                    complete++;
+                }
+            }
+        }
+        return complete;
+    }
+
+    /** @return the rounds in which all 8 blocks hit */
+    private int denseRounds(MockVllmWorker w, int rounds, int salt) {
+        int complete = 0;
+        try (MockScheduler own = MockScheduler.connect(HOST, port())) {
+            for (int round = 0; round < rounds; round++) {
+                List<ByteString> hashes = BlockPattern.hashes(salt + round, 8);
+                BlockPattern pattern = BlockPattern.perByte(salt + round);
+                w.fillBlocks(blockIds(8), pattern);
+                if (!saved(() -> w.save(blockIds(8), hashes))) {
+                    continue;
+                }
+                engine.flushSeals();
+                QueryReady ready = own.queryUntilReady(w.instanceId(), hashes, "d" + round, WAIT);
+                int hits = (int) ready.getNumHitBlocks();
+                w.zeroBlocks(blockIds(8));
+                if (hits > 0) {
+                    assertThat(w.load(ready.getLease(), range(0, hits)).succeeded())
+                            .isTrue();
+                }
+                assertThat(w.firstMismatch(range(0, hits), pattern)).isEmpty();
+                if (hits == 8) {
+                    complete++;
+                }
+            }
+        }
+        return complete;
+    }
+
+    /** Runs a save; a pool whose blocks are all leased at that moment refuses it with the reference's INTERNAL. */
+    private static boolean saved(Runnable save) {
+        try {
+            save.run();
+            return true;
+        } catch (StatusRuntimeException e) {
+            assertThat(e.getStatus().getCode()).as("%s", e.getStatus()).isEqualTo(Status.Code.INTERNAL);
+            assertThat(e.getStatus().getDescription()).startsWith("storage error: pinned pool exhausted");
+            return false;
+        }
     }
 }
