@@ -1,5 +1,6 @@
 package io.pegaflow.core.tier;
 
+import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.SealedBlock;
 import java.time.Duration;
@@ -34,6 +35,8 @@ public final class TierChain implements AutoCloseable {
      * 20 of them a second (upstream polls every 10 ms).
      */
     public static final Duration FULL_PREFIX_POLL = Duration.ofMillis(50);
+    /** The wait runs on real time: its pauses are the common pool's delayed executor, which no test clock drives. */
+    private static final NanoClock CLOCK = NanoClock.SYSTEM;
 
     private static final TierChain EMPTY = new TierChain(List.of(), FULL_PREFIX_WAIT, FULL_PREFIX_POLL);
 
@@ -148,7 +151,7 @@ public final class TierChain implements AutoCloseable {
         if (tiers.isEmpty() || keys.isEmpty()) {
             return CompletableFuture.completedFuture(Fetched.NOTHING);
         }
-        long deadline = System.nanoTime() + fullPrefixWaitNanos;
+        long deadline = CLOCK.nanoTime() + fullPrefixWaitNanos;
         return fetchFrom(all, 0, keys, memory, new ArrayList<>(keys.size()), new int[tiers.size()])
                 .thenCompose(f -> awaitPeers(f, keys, memory, deadline))
                 .thenApply(f -> {
@@ -162,7 +165,7 @@ public final class TierChain implements AutoCloseable {
 
     private CompletableFuture<Fetched> awaitPeers(
             Fetched f, List<BlockKey> keys, ReclaimingAllocator memory, long deadline) {
-        if (f.blocks().size() == keys.size() || peers.length == 0 || System.nanoTime() - deadline >= 0) {
+        if (f.blocks().size() == keys.size() || peers.length == 0 || CLOCK.nanoTime() - deadline >= 0) {
             return CompletableFuture.completedFuture(f);
         }
         Executor later = CompletableFuture.delayedExecutor(fullPrefixPollNanos, TimeUnit.NANOSECONDS);

@@ -7,7 +7,9 @@ import com.google.protobuf.ByteString;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.pegaflow.core.engine.InstanceSummary;
+import io.pegaflow.core.metrics.EngineCounter;
 import io.pegaflow.proto.QueryReady;
+import io.pegaflow.proto.compat.GroupedLeaseLoad;
 import io.pegaflow.testkit.BlockPattern;
 import io.pegaflow.testkit.ConnectorRelease;
 import io.pegaflow.testkit.GroupedLoads;
@@ -16,6 +18,10 @@ import io.pegaflow.testkit.KvLayout;
 import io.pegaflow.testkit.LoadResult;
 import io.pegaflow.testkit.MockScheduler;
 import io.pegaflow.testkit.MockVllmWorker;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -33,6 +39,8 @@ import org.junit.jupiter.api.Timeout;
  * attention layers (storage group 0) and recurrent-state layers (group 1) of another block size, whose connector saves
  * attention blocks for every block and state only at sparse checkpoints. Each group seals against its own slot space,
  * a state group answers membership queries with {@code hit_positions}, and grouped Loads place each group's blocks.
+ * Also: TP=2 sealing per group, upstream's error texts, the last two workers of a world registering at once, and a
+ * hybrid client beside clients of other generations through a full pool.
  */
 @Timeout(120)
 class HybridCacheGroupsTest extends ConformanceSupport {
@@ -275,12 +283,12 @@ class HybridCacheGroupsTest extends ConformanceSupport {
     void shouldShowGroupsOnTheInstancesEndpoint() throws Exception {
         try (MockVllmWorker w = worker("hy-visible").build()) {
             w.register();
-            String body = java.net.http.HttpClient.newHttpClient()
+            String body = HttpClient.newHttpClient()
                     .send(
-                            java.net.http.HttpRequest.newBuilder(
-                                            java.net.URI.create("http://127.0.0.1:" + httpPort() + "/instances"))
+                            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort() + "/instances"))
+                                    .timeout(WAIT)
                                     .build(),
-                            java.net.http.HttpResponse.BodyHandlers.ofString())
+                            HttpResponse.BodyHandlers.ofString())
                     .body();
             assertThat(body).contains("\"groups\":2").contains("\"hybrid\":true");
         }
@@ -325,7 +333,7 @@ class HybridCacheGroupsTest extends ConformanceSupport {
                         .as("rounds whose every block came back")
                         .isPositive();
             }
-            assertThat(engine.metrics().count(io.pegaflow.core.metrics.EngineCounter.CACHE_EVICTIONS))
+            assertThat(engine.metrics().count(EngineCounter.CACHE_EVICTIONS))
                     .as("the pool was full")
                     .isPositive();
         } finally {
@@ -353,7 +361,7 @@ class HybridCacheGroupsTest extends ConformanceSupport {
                         .map(p -> HybridModel.STATE_BLOCKS.get(HybridModel.CHECKPOINTS.indexOf(p)))
                         .toList();
                 w.zeroBlocks(HybridModel.attentionBlocks());
-                List<io.pegaflow.proto.compat.GroupedLeaseLoad> loads = new ArrayList<>();
+                List<GroupedLeaseLoad> loads = new ArrayList<>();
                 if (hits > 0) {
                     loads.add(GroupedLoads.lease(
                             attention.getLease(),
