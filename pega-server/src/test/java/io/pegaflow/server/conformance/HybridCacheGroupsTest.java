@@ -182,6 +182,40 @@ class HybridCacheGroupsTest extends ConformanceSupport {
     }
 
     @Test
+    void shouldRefuseALayerInAnotherGroupOnAnotherDeviceAndGroupsUnderPageFirst() {
+        try (MockVllmWorker rank0 =
+                        worker("hy-groups").tp(0, 2).worldSize(2).deviceId(0).build();
+                MockVllmWorker rank1 =
+                        worker("hy-groups").tp(1, 2).worldSize(2).deviceId(1).build();
+                MockVllmWorker pageFirst = worker("hy-page-first").build()) {
+            rank0.register();
+            assertStatus(
+                    () -> rank1.stub()
+                            .registerContextBatch(rank1.registerRequest().toBuilder()
+                                    .setLayerGroupIds(2, 0)
+                                    .setLayerGroupIds(0, 1)
+                                    .build()),
+                    Status.Code.INVALID_ARGUMENT,
+                    "invalid argument: layer " + ATTENTION_LAYERS.get(0)
+                            + " registered in storage group 0 on one device but group 1 on device 1");
+            rank1.register(); // a corrected worker completes the instance
+            assertThat(engine.instanceSummaries())
+                    .filteredOn(s -> s.id().equals("hy-groups"))
+                    .singleElement()
+                    .satisfies(s -> assertThat(s.sealed()).isTrue());
+
+            assertStatus(
+                    () -> pageFirst
+                            .stub()
+                            .registerContextBatch(pageFirst.registerRequest().toBuilder()
+                                    .setPageFirst(true)
+                                    .build()),
+                    Status.Code.INVALID_ARGUMENT,
+                    "invalid argument: page-first storage does not support multiple storage groups (2 registered)");
+        }
+    }
+
+    @Test
     void shouldSealEachGroupOfATp2InstanceOnItsOwn() {
         try (MockVllmWorker rank0 =
                         worker("hy-tp2").tp(0, 2).worldSize(2).deviceId(0).build();
