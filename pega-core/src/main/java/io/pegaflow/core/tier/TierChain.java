@@ -1,8 +1,8 @@
 package io.pegaflow.core.tier;
 
-import io.pegaflow.core.agent.NanoClock;
 import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.SealedBlock;
+import io.pegaflow.kernel.agent.NanoClock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
