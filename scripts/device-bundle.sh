@@ -82,7 +82,7 @@ if [[ "${1:-}" == "--ucx" ]]; then
 fi
 if [[ "${1:-}" == "--overlay" ]]; then
   [[ -f "$out/pega-gpu-bundle.tar.xz" ]] || { echo "no bundle; run without options first"; exit 1; }
-  (cd "$root" && ./mvnw -q -B -ntp -o -pl pega-native,pega-core test-compile -Dspotless.check.skip=true)
+  (cd "$root" && ./mvnw -q -B -ntp -o -pl pega-kernel,pega-native,pega-core test-compile -Dspotless.check.skip=true)
   rm -rf "$out/test-overlay" "$out/server-overlay"
   for dir in test-overlay server-overlay; do
     for p in io/pegaflow/sys/cuda io/pegaflow/core/device/cuda; do
@@ -104,11 +104,12 @@ if [[ "${1:-}" == "--overlay" ]]; then
 fi
 if [[ "${1:-}" == "--refresh-tests" ]]; then
   [[ -f "$out/pega-gpu-bundle.tar.xz" ]] || { echo "no bundle to refresh; run without options first"; exit 1; }
-  (cd "$root" && ./mvnw -q -B -ntp -o -pl pega-native,pega-core test-compile -Dspotless.check.skip=true)
+  (cd "$root" && ./mvnw -q -B -ntp -o -pl pega-kernel,pega-native,pega-core test-compile -Dspotless.check.skip=true)
   stage="$(mktemp -d /tmp/pega-bundle-stage.XXXXXX)"
   trap 'rm -rf "$stage"' EXIT
   tar -xJf "$out/pega-gpu-bundle.tar.xz" -C "$stage"
-  for pair in native-classes:pega-native/target/classes native-test-classes:pega-native/target/test-classes \
+  for pair in kernel-classes:pega-kernel/target/classes \
+              native-classes:pega-native/target/classes native-test-classes:pega-native/target/test-classes \
               core-classes:pega-core/target/classes core-test-classes:pega-core/target/test-classes; do
     rm -rf "$stage/test/${pair%%:*}"
     cp -r "$root/${pair#*:}" "$stage/test/${pair%%:*}"
@@ -172,11 +173,12 @@ rm -rf "$stage/server/org/springframework/boot/loader"
 
 echo "== tests"
 mkdir -p "$stage/test/lib"
+cp -r "$src/pega-kernel/target/classes" "$stage/test/kernel-classes"
 cp -r "$src/pega-native/target/classes" "$stage/test/native-classes"
 cp -r "$src/pega-native/target/test-classes" "$stage/test/native-test-classes"
 cp -r "$src/pega-core/target/classes" "$stage/test/core-classes"
 cp -r "$src/pega-core/target/test-classes" "$stage/test/core-test-classes"
-test_cp=("native-classes" "native-test-classes" "core-classes" "core-test-classes")
+test_cp=("kernel-classes" "native-classes" "native-test-classes" "core-classes" "core-test-classes")
 engine_ver=""
 for jar in $(tr ':' '\n' < "$src/pega-core/target/test-classpath.txt"); do
   [[ -d "$jar" ]] && continue  # a reactor module's classes; its classes are copied above
