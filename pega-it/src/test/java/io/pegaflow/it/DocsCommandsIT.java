@@ -2,10 +2,12 @@ package io.pegaflow.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.pegaflow.testkit.ChildJvm;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -18,12 +20,15 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Every command in README.md and docs/ works from a fresh clone as written: each Maven command that selects modules
  * builds what they depend on, nothing needs an installed snapshot or a local repository (offline), the README's
- * build command makes every jar the pages run, and the README's load-generator command runs. Cheap: the Maven
- * commands are checked against the poms, not run; only the jar commands run.
+ * build command makes every jar the pages run, the README's load-generator command runs, the README's curl commands
+ * answer a server started as the README starts it (its admin token included), and the end-to-end benchmark command
+ * runs with its token. Cheap: the Maven commands are checked against the poms, not run; only the jar commands run,
+ * with small pools and few repetitions.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class DocsCommandsIT {
@@ -181,5 +186,131 @@ class DocsCommandsIT {
                 .contains("--target=HOST:PORT")
                 .contains("127.0.0.1:50055")
                 .doesNotContain(":9090");
+    }
+
+    /** The fenced bash block of {@code page} that contains {@code marker}, continuation lines joined. */
+    private static List<String> bashBlock(String page, String marker) throws IOException {
+        Matcher block = Pattern.compile("```bash\\n(.*?)```", Pattern.DOTALL).matcher(pages().get(page));
+        while (block.find()) {
+            if (block.group(1).contains(marker)) {
+                return block.group(1).lines().map(String::trim).toList();
+            }
+        }
+        throw new AssertionError(page + " has no bash block with " + marker);
+    }
+
+    /** The value the page's {@code export PEGA_ADMIN_TOKEN=...} line gives, run by bash as a reader would. */
+    private static String exportedToken(List<String> block) throws Exception {
+        String export = block.stream()
+                .filter(l -> l.startsWith("export PEGA_ADMIN_TOKEN="))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no export PEGA_ADMIN_TOKEN= line in " + block));
+        // A newline, not ';': the line may end in a comment.
+        String token = bash(Map.of(), export + "\nprintf %s \"$PEGA_ADMIN_TOKEN\"");
+        assertThat(token).as("the exported token").matches("[0-9a-f]{32}");
+        return token;
+    }
+
+    /** Runs {@code line} with {@code bash -o pipefail}; its output, or a failure naming the line and the output. */
+    private static String bash(Map<String, String> env, String line) throws Exception {
+        ProcessBuilder builder = new ProcessBuilder("bash", "-o", "pipefail", "-c", line).redirectErrorStream(true);
+        builder.environment().putAll(env);
+        Process p = builder.start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(90, TimeUnit.SECONDS)).as(line).isTrue();
+        assertThat(p.exitValue()).as("%s%n%s", line, out).isZero();
+        return out;
+    }
+
+    /** The words of a {@code java ...} line of a page, with the jar made absolute. */
+    private static List<String> javaArgs(List<String> block, String start) {
+        String line = block.stream()
+                .filter(l -> l.startsWith(start))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no line starting " + start + " in " + block));
+        List<String> words =
+                new ArrayList<>(List.of(line.replaceAll("\\s*&$", "").split("\\s+")));
+        words.remove(0); // java: ChildJvm runs this JVM's
+        words.replaceAll(w -> w.matches("pega-[a-z-]+/target/.+\\.jar")
+                ? REPO.resolve(w).toAbsolutePath().normalize().toString()
+                : w);
+        return words;
+    }
+
+    @Test
+    void shouldAnswerTheReadmesCurlCommandsWithTheReadmesTokenOnAFreshServer(@TempDir Path dir) throws Exception {
+        List<String> start = bashBlock("README.md", "java -jar pega-server/target/pega-server.jar");
+        String token = exportedToken(start);
+        List<String> curls = bashBlock("README.md", "curl -s localhost:9091/health").stream()
+                .filter(l -> l.startsWith("curl "))
+                .toList();
+        assertThat(curls).as("the README's curl commands").hasSizeGreaterThan(3);
+        assertThat(curls).anyMatch(l -> l.contains("-XPOST"));
+        int[] ports = ChildJvm.freePorts(2);
+        // The README's server, on free ports and a small pool: what the curls need is its default access rule.
+        List<String> args = List.of(
+                "-jar",
+                JarMetadata.jar("pega.it.serverJar"),
+                "--server.port=" + ports[1],
+                "--spring.grpc.server.port=" + ports[0],
+                "--pega.pool.size=64MB");
+        try (ChildJvm server = ChildJvm.start(
+                "readme server",
+                dir,
+                List.of(),
+                Map.of("PEGA_ADMIN_TOKEN", token),
+                args,
+                ChildJvm.pegaServerReady(ports[1]))) {
+            for (String curl : curls) {
+                // --fail-with-body: a 403 (or any 4xx/5xx) fails the command, as a reader would notice it.
+                String line = curl.replace("localhost:9091", "localhost:" + ports[1])
+                        .replaceFirst("^curl ", "curl --fail-with-body ");
+                bash(Map.of("PEGA_ADMIN_TOKEN", token), line);
+            }
+            assertThat(bash(Map.of(), curls.get(0).replace("localhost:9091", "localhost:" + ports[1])))
+                    .isEqualTo("ok");
+            String withoutToken = bash(
+                    Map.of("PEGA_ADMIN_TOKEN", ""),
+                    curls.stream()
+                                    .filter(l -> l.contains("-XPOST"))
+                                    .findFirst()
+                                    .orElseThrow()
+                                    .replace("localhost:9091", "localhost:" + ports[1])
+                            + " -o /dev/null -w '%{http_code}'");
+            assertThat(withoutToken).as("the same POST without the token").isEqualTo("403");
+            assertThat(server.process().isAlive()).isTrue();
+        }
+    }
+
+    @Test
+    void shouldRunTheEndToEndBenchmarkCommandAsWrittenWithFewerRepetitions(@TempDir Path dir) throws Exception {
+        List<String> block = bashBlock("docs/benchmarks.md", "--scenario e2e");
+        String token = exportedToken(block);
+        int[] ports = ChildJvm.freePorts(2);
+        List<String> server = javaArgs(block, "java -jar pega-server/target/pega-server.jar");
+        server.replaceAll(w -> w.replace("50155", Integer.toString(ports[0]))
+                .replace("19191", Integer.toString(ports[1]))
+                .replaceFirst("^--pega.pool.size=.*", "--pega.pool.size=64MB"));
+        List<String> loadgen = javaArgs(block, "java -cp pega-benchmarks/target/benchmarks.jar");
+        loadgen.replaceAll(
+                w -> w.replace("50155", Integer.toString(ports[0])).replace("19191", Integer.toString(ports[1])));
+        // The page's figures take 22 repetitions of 512 MiB; the command's shape (the cleanup and its token) is the
+        // same with one small repetition.
+        loadgen.set(loadgen.indexOf("--e2e-reps") + 1, "1");
+        loadgen.addAll(List.of("--e2e-save-blocks", "32", "--e2e-query-blocks", "64", "--no-progress"));
+        try (ChildJvm s = ChildJvm.start(
+                        "e2e server",
+                        dir,
+                        List.of(),
+                        Map.of("PEGA_ADMIN_TOKEN", token),
+                        server,
+                        ChildJvm.pegaServerReady(ports[1]));
+                ChildJvm run = ChildJvm.start(
+                        "e2e loadgen", dir, List.of(), Map.of("PEGA_ADMIN_TOKEN", token), loadgen, () -> true)) {
+            assertThat(run.awaitExit(Duration.ofSeconds(90))).as(run.logText()).isZero();
+            assertThat(run.logText()).contains("PegaFlow end-to-end over gRPC");
+            assertThat(dir.resolve("e2e.json")).isRegularFile();
+            assertThat(s.process().isAlive()).isTrue();
+        }
     }
 }

@@ -207,16 +207,21 @@ final class E2eScenario {
             return;
         }
         String url = o.adminUrl().replaceAll("/+$", "") + "/cache/memory/cleanup";
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(url))
+                // the server refuses a mutation that a web page could send (docs/security.md)
+                .header("X-Pega-Request", "1")
+                .POST(HttpRequest.BodyPublishers.noBody())
+                .timeout(Duration.ofSeconds(30));
+        if (!o.adminToken().isEmpty()) {
+            request.header("Authorization", "Bearer " + o.adminToken());
+        }
         try {
-            HttpResponse<String> r = HttpClient.newHttpClient()
-                    .send(
-                            HttpRequest.newBuilder(URI.create(url))
-                                    // the server refuses a mutation that a web page could send (docs/security.md)
-                                    .header("X-Pega-Request", "1")
-                                    .POST(HttpRequest.BodyPublishers.noBody())
-                                    .timeout(Duration.ofSeconds(30))
-                                    .build(),
-                            HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> r =
+                    HttpClient.newHttpClient().send(request.build(), HttpResponse.BodyHandlers.ofString());
+            if (r.statusCode() == 403 && o.adminToken().isEmpty()) {
+                throw new IllegalStateException("POST " + url + " answered 403: the server's HTTP port needs its"
+                        + " pega.admin.token; pass --admin-token or set " + LoadGenOptions.ADMIN_TOKEN_ENV);
+            }
             if (r.statusCode() / 100 != 2) {
                 throw new IllegalStateException("POST " + url + " answered " + r.statusCode() + ": " + r.body());
             }

@@ -2,6 +2,8 @@ package io.pegaflow.bench.loadgen;
 
 import java.time.Duration;
 import java.util.Locale;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.ITypeConverter;
@@ -36,11 +38,15 @@ record LoadGenOptions(
         String plotPath,
         boolean progress,
         String adminUrl,
+        String adminToken,
         int e2eQueryBlocks,
         int e2eSaveBlocks,
         int e2eReps,
         Duration rpcTimeout,
         Duration loadTimeout) {
+
+    /** The environment variable that supplies {@code --admin-token}, the one the server reads as pega.admin.token. */
+    static final String ADMIN_TOKEN_ENV = "PEGA_ADMIN_TOKEN";
 
     /** The server's default gRPC address (spring.grpc.server.host and port in pega-server.jar). */
     static final String DEFAULT_TARGET = "127.0.0.1:50055";
@@ -216,6 +222,18 @@ record LoadGenOptions(
                 })
         String adminUrl = "";
 
+        // No ${DEFAULT-VALUE}: --help must not print a secret taken from the environment.
+        @Option(
+                names = "--admin-token",
+                paramLabel = "TOKEN",
+                description = {
+                    "the server's pega.admin.token, sent as a bearer token with --admin-url's requests",
+                    "(default: $PEGA_ADMIN_TOKEN; the server's HTTP port refuses mutations without it unless it is",
+                    "bound to 127.0.0.1)"
+                })
+        @Nullable
+        String adminToken;
+
         @Option(names = "--e2e-query-blocks", paramLabel = "N", description = "(default ${DEFAULT-VALUE})")
         int e2eQueryBlocks = 32768;
 
@@ -271,6 +289,15 @@ record LoadGenOptions(
      * @throws HelpRequested for {@code --help} or {@code -h}
      */
     static LoadGenOptions parse(String... args) {
+        return parse(Map.of(), args);
+    }
+
+    /**
+     * As {@link #parse(String...)}, with the environment that supplies defaults ({@value #ADMIN_TOKEN_ENV}).
+     *
+     * @param env the process environment, {@code System.getenv()} in {@link LoadGenerator#main}
+     */
+    static LoadGenOptions parse(Map<String, String> env, String... args) {
         Cli c = new Cli();
         CommandLine cl = new CommandLine(c);
         try {
@@ -330,6 +357,7 @@ record LoadGenOptions(
                 c.plot,
                 !c.progressOff,
                 c.adminUrl,
+                c.adminToken != null ? c.adminToken : env.getOrDefault(ADMIN_TOKEN_ENV, ""),
                 (int) in("e2e-query-blocks", c.e2eQueryBlocks, 1, 1 << 22),
                 (int) in("e2e-save-blocks", c.e2eSaveBlocks, 1, 1 << 22),
                 (int) in("e2e-reps", c.e2eReps, 1, 100_000),

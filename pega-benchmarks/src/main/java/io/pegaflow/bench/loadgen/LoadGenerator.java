@@ -46,7 +46,7 @@ public final class LoadGenerator {
     public static void main(String[] args) {
         LoadGenOptions options;
         try {
-            options = LoadGenOptions.parse(args);
+            options = LoadGenOptions.parse(System.getenv(), args);
         } catch (LoadGenOptions.HelpRequested e) {
             System.out.print(LoadGenOptions.usage());
             return;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -156,5 +157,20 @@ class LoadGenOptionsTest {
         assertThat(Units.formatBytes(65536)).isEqualTo("64 KiB");
         assertThat(Units.formatBytes(1000)).isEqualTo("1000 B");
         assertThat(Units.formatRate(12_345)).isEqualTo("12.3k");
+    }
+
+    @Test
+    void shouldTakeTheAdminTokenFromTheOptionOrElseFromTheServersEnvironmentVariable() {
+        assertThat(LoadGenOptions.parse().adminToken()).isEmpty();
+        assertThat(LoadGenOptions.parse(Map.of("PEGA_ADMIN_TOKEN", "from-env-0123456789"))
+                        .adminToken())
+                .isEqualTo("from-env-0123456789");
+        assertThat(LoadGenOptions.parse(
+                                Map.of("PEGA_ADMIN_TOKEN", "from-env-0123456789"),
+                                "--admin-token",
+                                "from-option-0123456789")
+                        .adminToken())
+                .isEqualTo("from-option-0123456789");
+        assertThat(LoadGenOptions.usage()).contains("--admin-token=TOKEN").contains("$PEGA_ADMIN_TOKEN");
     }
 }
