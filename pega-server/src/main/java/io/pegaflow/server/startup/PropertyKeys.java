@@ -11,7 +11,8 @@ import org.springframework.boot.context.properties.source.ConfigurationPropertyN
 
 /**
  * The keys the application's {@code @ConfigurationProperties} records can bind, walked from the records themselves
- * (nested records are sub-prefixes, every other component is a key), so the list can never lag behind the code.
+ * (nested records are sub-prefixes, every other component is a key), so the list can never lag behind the code; or the
+ * keys a library's configuration metadata lists ({@link SpringKeys}).
  */
 final class PropertyKeys {
 
@@ -37,6 +38,12 @@ final class PropertyKeys {
                 keys.add(new Key(ConfigurationPropertyName.of(name), container));
             }
         }
+        return this;
+    }
+
+    /** Adds one key; a container (list, array or map) also owns every key below it. */
+    PropertyKeys addKey(String name, boolean container) {
+        keys.add(new Key(ConfigurationPropertyName.of(name), container));
         return this;
     }
 

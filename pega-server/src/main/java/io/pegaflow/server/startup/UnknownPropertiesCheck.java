@@ -1,8 +1,10 @@
 package io.pegaflow.server.startup;
 
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
@@ -26,7 +28,10 @@ import org.springframework.util.ClassUtils;
 /**
  * Refuses a {@code pega.*} key that no properties record binds, before any bean exists: Spring would otherwise ignore
  * it, and {@code --pega.pool.sise=1GB} would start the default 2 GB pool without a word. The known keys are walked
- * from the {@code @ConfigurationProperties} records of the application's packages.
+ * from the {@code @ConfigurationProperties} records of the application's packages. The same for the Spring keys our
+ * docs tell operators to set ({@code server.*}, {@code management.*}, {@code spring.grpc.*}: {@link SpringKeys}), for
+ * an endpoint id in {@code management.endpoints.web.exposure.include} that names no endpoint, and for a profile
+ * without its file ({@link ProfilesCheck}).
  *
  * <p>Checked: configuration files, command-line arguments and test properties. Not checked: environment variables
  * and JVM system properties, which also carry other things under the same names ({@code PEGA_ADMIN_TOKEN} as a
@@ -34,6 +39,8 @@ import org.springframework.util.ClassUtils;
  */
 final class UnknownPropertiesCheck implements BeanFactoryPostProcessor, EnvironmentAware, PriorityOrdered {
     private static final ConfigurationPropertyName ROOT = ConfigurationPropertyName.of("pega");
+    private static final ConfigurationPropertyName EXPOSURE =
+            ConfigurationPropertyName.of("management.endpoints.web.exposure.include");
 
     private final List<String> basePackages;
     // Null until Spring calls setEnvironment (EnvironmentAware), which it does before postProcessBeanFactory.
@@ -56,24 +63,35 @@ final class UnknownPropertiesCheck implements BeanFactoryPostProcessor, Environm
 
     @Override
     public void postProcessBeanFactory(ConfigurableListableBeanFactory beanFactory) {
+        Environment env =
+                Objects.requireNonNull(environment, "setEnvironment was not called before postProcessBeanFactory");
+        ProfilesCheck.check(env);
         check(
-                Objects.requireNonNull(environment, "setEnvironment was not called before postProcessBeanFactory"),
-                knownKeys(basePackages, beanFactory.getBeanClassLoader()));
+                env,
+                knownKeys(basePackages, beanFactory.getBeanClassLoader()),
+                SpringKeys.read(beanFactory.getBeanClassLoader()));
     }
 
-    /** @throws StartupCheckException naming the first unknown key, its value and origin, and the key it resembles */
-    static void check(Environment environment, PropertyKeys known) {
+    /**
+     * @throws StartupCheckException naming the first unknown key (or unknown endpoint id in the web exposure), its value
+     *     and origin, and the key it resembles
+     */
+    static void check(Environment environment, PropertyKeys known, SpringKeys spring) {
         List<ConfigurationPropertyName> unknown = new ArrayList<>();
         ConfigurationProperty first = null;
         for (ConfigurationPropertySource source : ConfigurationPropertySources.get(environment)) {
             if (!(source instanceof IterableConfigurationPropertySource names) || !checked(source)) {
                 continue;
             }
-            for (ConfigurationPropertyName name :
-                    names.stream().filter(ROOT::isAncestorOf).toList()) {
-                if (!known.isKnown(name)) {
+            for (ConfigurationPropertyName name : names.stream().toList()) {
+                boolean isUnknown = ROOT.isAncestorOf(name)
+                        ? !known.isKnown(name)
+                        : SpringKeys.owns(name) && !spring.keys().isKnown(name);
+                if (isUnknown) {
                     first = unknown.isEmpty() ? source.getConfigurationProperty(name) : first;
                     unknown.add(name);
+                } else if (EXPOSURE.equals(name) || EXPOSURE.isAncestorOf(name)) {
+                    checkExposure(source.getConfigurationProperty(name), spring.endpointIds());
                 }
             }
         }
@@ -81,16 +99,42 @@ final class UnknownPropertiesCheck implements BeanFactoryPostProcessor, Environm
             return;
         }
         ConfigurationPropertyName name = unknown.get(0);
-        String like = known.suggest(name);
+        boolean pega = ROOT.isAncestorOf(name);
+        String like = pega ? known.suggest(name) : spring.keys().suggest(name);
         List<String> others = unknown.subList(1, unknown.size()).stream()
                 .map(Object::toString)
                 .toList();
         throw new StartupCheckException(
                 name.toString(),
                 first == null ? "" : first.getValue() + Origins.describe(first.getOrigin()),
-                "a key of pega-server (docs/configuration.md)" + (like == null ? "" : "; did you mean " + like + "?"),
+                (pega
+                                ? "a key of pega-server (docs/configuration.md)"
+                                : "a key that Spring Boot or spring-grpc binds (their configuration metadata)")
+                        + (like == null ? "" : "; did you mean " + like + "?"),
                 "correct or remove it, since Spring would ignore it and start with the default"
                         + (others.isEmpty() ? "" : "; also unknown: " + String.join(", ", others)));
+    }
+
+    /** Every id in {@code management.endpoints.web.exposure.include} must be an endpoint, or Spring drops it. */
+    private static void checkExposure(@Nullable ConfigurationProperty property, Set<String> endpointIds) {
+        if (property == null) {
+            return;
+        }
+        for (String id : String.valueOf(property.getValue()).split(",", -1)) {
+            String trimmed = id.trim();
+            if (trimmed.isEmpty() || trimmed.equals("*") || endpointIds.contains(trimmed)) {
+                continue;
+            }
+            String like = endpointIds.stream()
+                    .min(Comparator.comparingInt(known -> PropertyKeys.distance(trimmed, known)))
+                    .filter(known -> PropertyKeys.distance(trimmed, known) <= 2)
+                    .orElse(null);
+            throw new StartupCheckException(
+                    property.getName().toString(),
+                    trimmed + Origins.describe(property.getOrigin()),
+                    "an actuator endpoint id or *" + (like == null ? "" : "; did you mean " + like + "?"),
+                    "correct or remove it, since Spring would expose nothing for it");
+        }
     }
 
     private static boolean checked(ConfigurationPropertySource source) {

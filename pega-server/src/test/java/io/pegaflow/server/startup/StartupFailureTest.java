@@ -49,6 +49,32 @@ class StartupFailureTest {
     }
 
     @Test
+    void shouldRefuseAnUnknownSpringKeyUnderThePrefixesTheDocsNameAndSuggestTheKnownOne() {
+        assertThat(failureLine("--server.prot=9095"))
+                .startsWith("server.prot: 9095 (command line) (expected: a key that Spring Boot or spring-grpc binds")
+                .contains("did you mean server.port?");
+        assertThat(failureLine("--spring.grpc.server.prot=50066")).contains("did you mean spring.grpc.server.port?");
+        assertThat(failureLine("--management.endpoint.health.probes.enable=true"))
+                .contains("did you mean management.endpoint.health.probes.enabled?");
+    }
+
+    @Test
+    void shouldRefuseAnExposedEndpointThatDoesNotExist() {
+        assertThat(failureLine("--management.endpoints.web.exposure.include=health,loggerz"))
+                .startsWith("management.endpoints.web.exposure.include: loggerz (command line)")
+                .contains("expected: an actuator endpoint id or *; did you mean loggers?");
+    }
+
+    @Test
+    void shouldRefuseAProfileWithoutItsFileAndSuggestTheShippedOne() {
+        assertThat(failureLine("--spring.profiles.active=prodution"))
+                .startsWith("spring.profiles.active: prodution (expected: a profile with its own")
+                .contains("did you mean production?");
+        assertThat(failureLine("--spring.profiles.active=dev,nosuchprofile"))
+                .startsWith("spring.profiles.active: nosuchprofile");
+    }
+
+    @Test
     void shouldListEveryUnknownKeyInTheOneLine() {
         assertThat(failureLine("--pega.pool.sise=1GB", "--pega.bogus=1"))
                 .startsWith("pega.")
