@@ -10,7 +10,7 @@
 #   DRIVER=connector gpu-tests/pd_push.sh      the same through PdConnector in vLLM's call order (pd_connector.py)
 #
 # Needs: an NVIDIA GPU, python3 with torch and grpcio (protobuf matching python/pegaflow_jvm_push/_proto), and the
-# bundle of scripts/device-bundle.sh (.carry/pega-gpu-bundle.tar.xz) with its ucx/ directory (Debian's libucx0;
+# bundle of scripts/device-bundle.sh (gpu-bundle/pega-gpu-bundle.tar.xz) with its ucx/ directory (Debian's libucx0;
 # `scripts/device-bundle.sh --ucx` adds it to an older bundle).
 # Environment: TOKENS (default "512 2048 8192 16000", commas or blanks), RUNS (5, after one warm-up per token count),
 #              POOL_SIZE (each server's pool, default 8GB), TRANSPORTS (pega.pd.transports values, one server pair
@@ -19,7 +19,7 @@ set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
 report="$(mkdir -p "${1:-$here/report-pd}" && cd "${1:-$here/report-pd}" && pwd)"
-bundle_file="${PEGA_BUNDLE:-$root/.carry/pega-gpu-bundle.tar.xz}"
+bundle_file="${PEGA_BUNDLE:-$root/gpu-bundle/pega-gpu-bundle.tar.xz}"
 bundle="${PEGA_BUNDLE_DIR:-/tmp/pega-gpu-bundle}"
 pool="${POOL_SIZE:-8GB}"
 backend=cuda
@@ -67,7 +67,7 @@ fi
 source "$bundle/ucx/env.sh"
 java="$bundle/jre/bin/java"
 server_cp="$(tr ':' '\n' < "$bundle/server/classpath.txt" | sed "s|^|$bundle/server/|" | paste -sd:)"
-[[ -d "$root/.carry/server-overlay" ]] && server_cp="$root/.carry/server-overlay:$server_cp"
+[[ -d "$root/gpu-bundle/server-overlay" ]] && server_cp="$root/gpu-bundle/server-overlay:$server_cp"
 
 start_server() {  # name grpc_port http_port transports -> sets last_pid; 1 when not ready
   local log="$report/server-$1-${4//,/_}.log"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU test run of pega-server's cuda backend, repeatable on any machine with an NVIDIA GPU, python3 with torch
 # and grpcio, and no Java: the JRE, the server and the Java tests come from the bundle that scripts/device-bundle.sh
-# builds (.carry/pega-gpu-bundle.tar.xz).
+# builds (gpu-bundle/pega-gpu-bundle.tar.xz).
 #
 #   gpu-tests/run.sh [REPORT_DIR]          (default gpu-tests/report)
 #
@@ -28,14 +28,14 @@
 #              BACKEND=host + E2E_KIND=host (no-GPU dry run), JUNIT_CLASSES="fully.qualified.Test ..." (only those),
 #              JUNIT_JAVA_OPTS (e.g. -Dpega.gpu.tuning=1 for the copy tuning sweeps), SERVER_JAVA_OPTS
 #              (e.g. -Dpega.cuda.blockingSync=true), SERVER_ARGS (more --key=value), BANDWIDTH_ARGS (e.g.
-#              "--layouts kv16 --runs 5"; later modes: BANDWIDTH_ARGS_OTHER_MODES, default "--layouts kv16,bf16 --runs 2"), RPC_OVERHEAD=1 (adds rpc_overhead.py); .carry/test-overlay and
-#              .carry/server-overlay, when present, hold classes compiled after the bundle and come first on the
+#              "--layouts kv16 --runs 5"; later modes: BANDWIDTH_ARGS_OTHER_MODES, default "--layouts kv16,bf16 --runs 2"), RPC_OVERHEAD=1 (adds rpc_overhead.py); gpu-bundle/test-overlay and
+#              gpu-bundle/server-overlay, when present, hold classes compiled after the bundle and come first on the
 #              classpaths.
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
 report="$(mkdir -p "${1:-$here/report}" && cd "${1:-$here/report}" && pwd)"
-bundle_file="${PEGA_BUNDLE:-$root/.carry/pega-gpu-bundle.tar.xz}"
+bundle_file="${PEGA_BUNDLE:-$root/gpu-bundle/pega-gpu-bundle.tar.xz}"
 bundle="${PEGA_BUNDLE_DIR:-/tmp/pega-gpu-bundle}"
 pool="${POOL_SIZE:-32GB}"
 backend="${BACKEND:-cuda}"   # host: debug this script on a machine without a GPU (with E2E_KIND=host)
@@ -75,7 +75,7 @@ if [[ "${SKIP_JUNIT:-0}" != 1 ]]; then
   step "Java CUDA tests (JUnit, GPU-tagged included)"
   test_cp="$(tr ':' '\n' < "$bundle/test/classpath.txt" | sed "s|^|$bundle/test/|" | paste -sd:)"
   # classes compiled after the bundle was packed (scripts/device-bundle.sh --overlay) win over the bundle's
-  [[ -d "$root/.carry/test-overlay" ]] && test_cp="$root/.carry/test-overlay:$test_cp"
+  [[ -d "$root/gpu-bundle/test-overlay" ]] && test_cp="$root/gpu-bundle/test-overlay:$test_cp"
   : > "$report/java-bench.md"
   (cd "$root" && timeout "${JUNIT_TIMEOUT:-400}" "$java" -Xmx6g ${JUNIT_JAVA_OPTS:-} -Dlogback.configurationFile="$here/java/logback-gpu.xml" -Dpega.gpu.report="$report/java-bench.md" -Dpega.gpuTests.dir="$here" \
      -Dpega.gpu.poolGiB="${POOL_READINESS_GIB:-8}" -cp "$test_cp" GpuTestMain "$scratch/junit.txt" ${JUNIT_CLASSES:-}) > "$report/junit.log" 2>&1
@@ -88,7 +88,7 @@ fi
 
 start_server() {  # copy mode
   server_cp="$(tr ':' '\n' < "$bundle/server/classpath.txt" | sed "s|^|$bundle/server/|" | paste -sd:)"
-  [[ -d "$root/.carry/server-overlay" ]] && server_cp="$root/.carry/server-overlay:$server_cp"
+  [[ -d "$root/gpu-bundle/server-overlay" ]] && server_cp="$root/gpu-bundle/server-overlay:$server_cp"
   t0=$(date +%s.%N)
   (cd "$root" && exec "$java" -Xmx4g ${SERVER_JAVA_OPTS:-} -cp "$server_cp" "$(cat "$bundle/server/main-class.txt")" \
      --pega.device.backend="$backend" --pega.pool.size="$pool" --spring.grpc.server.port="$grpc_port" \
@@ -187,7 +187,7 @@ done
 if [[ "${SKIP_RESTART:-0}" != 1 ]]; then
   step "Restart under a live worker (restart_e2e.py: SIGKILL, restore from pega.state.dir, SSD warm)"
   server_cp="$(tr ':' '\n' < "$bundle/server/classpath.txt" | sed "s|^|$bundle/server/|" | paste -sd:)"
-  [[ -d "$root/.carry/server-overlay" ]] && server_cp="$root/.carry/server-overlay:$server_cp"
+  [[ -d "$root/gpu-bundle/server-overlay" ]] && server_cp="$root/gpu-bundle/server-overlay:$server_cp"
   (cd "$root" && timeout "${RESTART_TIMEOUT:-400}" python3 "$here/restart_e2e.py" --kind "${E2E_KIND:-cuda}" --backend "$backend" \
      --server-cmd "$java -Xmx4g ${SERVER_JAVA_OPTS:-} -cp $server_cp $(cat "$bundle/server/main-class.txt")" \
      --server-args="${SERVER_ARGS:-}" --grpc-port "$grpc_port" --http-port "$http_port" --ssd-capacity "${RESTART_SSD_CAPACITY:-1GB}" \

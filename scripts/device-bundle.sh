@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds everything a GPU machine without Java needs to run pega-server and the CUDA tests, as one file:
 #
-#   .carry/pega-gpu-bundle.tar.xz
+#   gpu-bundle/pega-gpu-bundle.tar.xz
 #     jre/                 a jlink'ed Java 17 runtime (spec/dependencies.md, "GPU path from Java")
 #     server/              the Spring Boot jar unpacked, each nested jar unpacked into a directory (xz packs raw
 #                          class files far better than jars); server/classpath.txt and server/main-class.txt
@@ -19,17 +19,17 @@
 #   --refresh-tests  keep the bundle's JRE and server; recompile pega-native/pega-core (main and test classes) and
 #                    GpuTestMain from this tree and swap them in (repacks the bundle: several minutes).
 #   --ucx            keep the bundle; add (or replace) its ucx/ directory only.
-#   --transfer-bench build .carry/pega-transfer-bench.tar.xz instead: a small JRE, the UCX libraries with
+#   --transfer-bench build gpu-bundle/pega-transfer-bench.tar.xz instead: a small JRE, the UCX libraries with
 #                    ucx-utils (ucx_perftest), pega-benchmarks' jar and scripts/bench-transfer.sh, to run the
 #                    transfer benchmark on a machine with more cores (docs/transfer.md):
 #                    tar -xJf pega-transfer-bench.tar.xz && . ucx/env.sh && JAVA=jre/bin/java scripts/bench-transfer.sh
 #   --overlay        leave the bundle alone; compile this tree's CUDA classes, their tests and GpuTestMain into
-#                    .carry/test-overlay and .carry/server-overlay, which gpu-tests/run.sh puts first on the
+#                    gpu-bundle/test-overlay and gpu-bundle/server-overlay, which gpu-tests/run.sh puts first on the
 #                    classpaths (seconds, for iterating on the CUDA code between full builds).
 # Then, on the GPU machine: gpu-tests/run.sh (it unpacks the bundle) — see docs/gpu.md.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-out="$root/.carry"
+out="$root/gpu-bundle"
 src="$root"
 
 ucx_libs() {  # stage dir [more packages]: Debian's UCX and its link dependencies, unpacked (no root needed, nothing installed)
