@@ -2,7 +2,7 @@
 # Builds everything a GPU machine without Java needs to run pega-server and the CUDA tests, as one file:
 #
 #   gpu-bundle/pega-gpu-bundle.tar.xz
-#     jre/                 a jlink'ed Java 17 runtime (spec/dependencies.md, "GPU path from Java")
+#     jre/                 a jlink'ed Java 17 runtime
 #     server/              the Spring Boot jar unpacked, each nested jar unpacked into a directory (xz packs raw
 #                          class files far better than jars); server/classpath.txt and server/main-class.txt
 #     test/                pega-native and pega-core main and test classes, the test dependencies unpacked,
@@ -27,6 +27,9 @@
 #                    gpu-bundle/test-overlay and gpu-bundle/server-overlay, which gpu-tests/run.sh puts first on the
 #                    classpaths (seconds, for iterating on the CUDA code between full builds).
 # Then, on the GPU machine: gpu-tests/run.sh (it unpacks the bundle) — see docs/gpu.md.
+#
+# Maven runs online, as the README's build does, so a machine whose Maven cache has never resolved a plugin the
+# bundle needs (maven-dependency-plugin) still works; MAVEN_ARGS=-o keeps it offline once the cache holds them.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="$root/gpu-bundle"
@@ -55,7 +58,7 @@ ENV
 
 if [[ "${1:-}" == "--transfer-bench" ]]; then
   jar="$root/pega-benchmarks/target/benchmarks.jar"
-  [[ -f "$jar" ]] || { echo "build first: ./mvnw -q -B -ntp -pl pega-benchmarks -am package -DskipTests"; exit 1; }
+  [[ -f "$jar" ]] || { echo "build first: ./mvnw -B -ntp -pl pega-benchmarks -am package -DskipTests"; exit 1; }
   stage="$(mktemp -d /tmp/pega-bundle-stage.XXXXXX)"
   trap 'rm -rf "$stage"' EXIT
   jlink --add-modules java.base,java.logging,java.management,java.naming,java.xml,jdk.unsupported \
@@ -82,7 +85,7 @@ if [[ "${1:-}" == "--ucx" ]]; then
 fi
 if [[ "${1:-}" == "--overlay" ]]; then
   [[ -f "$out/pega-gpu-bundle.tar.xz" ]] || { echo "no bundle; run without options first"; exit 1; }
-  (cd "$root" && ./mvnw -q -B -ntp -o -pl pega-kernel,pega-native,pega-core test-compile -Dspotless.check.skip=true)
+  (cd "$root" && ./mvnw -q -B -ntp ${MAVEN_ARGS:-} -pl pega-kernel,pega-native,pega-core test-compile -Dspotless.check.skip=true)
   rm -rf "$out/test-overlay" "$out/server-overlay"
   for dir in test-overlay server-overlay; do
     for p in io/pegaflow/sys/cuda io/pegaflow/core/device/cuda; do
@@ -104,7 +107,7 @@ if [[ "${1:-}" == "--overlay" ]]; then
 fi
 if [[ "${1:-}" == "--refresh-tests" ]]; then
   [[ -f "$out/pega-gpu-bundle.tar.xz" ]] || { echo "no bundle to refresh; run without options first"; exit 1; }
-  (cd "$root" && ./mvnw -q -B -ntp -o -pl pega-kernel,pega-native,pega-core test-compile -Dspotless.check.skip=true)
+  (cd "$root" && ./mvnw -q -B -ntp ${MAVEN_ARGS:-} -pl pega-kernel,pega-native,pega-core test-compile -Dspotless.check.skip=true)
   stage="$(mktemp -d /tmp/pega-bundle-stage.XXXXXX)"
   trap 'rm -rf "$stage"' EXIT
   tar -xJf "$out/pega-gpu-bundle.tar.xz" -C "$stage"
@@ -139,7 +142,7 @@ echo "== build ($src)"
 # pega-native resolves to this build's output: a separate `-pl pega-core dependency:build-classpath` would look for
 # io.pegaflow:pega-native in ~/.m2, which fails on a fresh clone (nothing ran `install`) and picks up a stale jar
 # wherever something did.
-(cd "$src" && ./mvnw -q -B -ntp -o -pl pega-server -am package dependency:build-classpath -DskipTests \
+(cd "$src" && ./mvnw -q -B -ntp ${MAVEN_ARGS:-} -pl pega-server -am package dependency:build-classpath -DskipTests \
    -Dspotless.check.skip=true -Dmdep.includeScope=test -Dmdep.outputFile=target/test-classpath.txt)
 grep -q "repository/io/pegaflow" "$src/pega-core/target/test-classpath.txt" \
   && { echo "pega-core's test classpath resolved a pega module from ~/.m2"; exit 1; }
@@ -191,7 +194,7 @@ for jar in $(tr ':' '\n' < "$src/pega-core/target/test-classpath.txt"); do
   test_cp+=("lib/$name")
 done
 launcher="$HOME/.m2/repository/org/junit/platform/junit-platform-launcher/$engine_ver/junit-platform-launcher-$engine_ver.jar"
-[[ -f "$launcher" ]] || (cd "$src" && ./mvnw -q -B -ntp dependency:get -Dartifact="org.junit.platform:junit-platform-launcher:$engine_ver")
+[[ -f "$launcher" ]] || (cd "$src" && ./mvnw -q -B -ntp ${MAVEN_ARGS:-} dependency:get -Dartifact="org.junit.platform:junit-platform-launcher:$engine_ver")
 unpack_jar "$launcher" "$stage/test/lib/junit-platform-launcher-$engine_ver"
 test_cp+=("lib/junit-platform-launcher-$engine_ver")
 mkdir -p "$stage/test/launcher"

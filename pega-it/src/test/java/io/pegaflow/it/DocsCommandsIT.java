@@ -132,6 +132,36 @@ class DocsCommandsIT {
         assertThat(problems).isEmpty();
     }
 
+    /** The scripts run Maven as the docs do: online unless the caller asks otherwise (MAVEN_ARGS=-o). */
+    @Test
+    void shouldNeverRunMavenOfflineInTheScripts() throws IOException {
+        List<Path> scripts = new ArrayList<>();
+        for (String dir : List.of("scripts", "gpu-tests", ".ci")) {
+            try (Stream<Path> files = Files.list(REPO.resolve(dir))) {
+                files.filter(f -> f.toString().endsWith(".sh")
+                                || f.getFileName().toString().equals("run"))
+                        .sorted()
+                        .forEach(scripts::add);
+            }
+        }
+        List<String> offline = new ArrayList<>();
+        int checked = 0;
+        for (Path script : scripts) {
+            Matcher m = MVNW.matcher(Files.readString(script));
+            while (m.find()) {
+                checked++;
+                List<String> args = List.of(m.group().trim().split("\\s+"));
+                if (args.contains("-o") || args.contains("--offline")) {
+                    offline.add(REPO.relativize(script) + ": " + m.group().trim());
+                }
+            }
+        }
+        assertThat(checked).as("Maven commands in the scripts").isGreaterThan(3);
+        assertThat(offline)
+                .as("-o fails on a machine whose Maven cache never resolved a plugin")
+                .isEmpty();
+    }
+
     @Test
     void shouldMakeEveryJarThePagesRunWithTheReadmesBuildCommandOrTheirOwn() throws IOException {
         Map<String, Set<String>> reactor = reactor();

@@ -448,7 +448,14 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
     public void closeSession(String instanceId, long token) {
         if (sessions.close(instanceId, token)) {
             int removed = teardown(instanceId, !retaining);
-            LOG.info("session of {} closed: instance {}", instanceId, removed < 0 ? "was not registered" : "removed");
+            // A worker that exits normally unregisters before its Session ends, so "nothing left" is the usual case.
+            if (removed < 0) {
+                LOG.info(
+                        "session of {} ended; nothing to remove (its instance had unregistered, or never registered)",
+                        instanceId);
+            } else {
+                LOG.info("session of {} ended; its instance was removed with it", instanceId);
+            }
         }
     }
 

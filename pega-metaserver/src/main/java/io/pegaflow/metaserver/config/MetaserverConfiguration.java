@@ -18,6 +18,7 @@ import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 
 /** Wires the metaserver's state: the node store (after Flyway migrated it), the registry, the index, the sweeper. */
 @Configuration(proxyBeanMethods = false)
@@ -61,6 +62,11 @@ class MetaserverConfiguration {
                 properties.ttlMinutes(),
                 properties.sweepIntervalSecs());
         return epoch;
+    }
+
+    @Bean
+    MetaserverReadyLog metaserverReadyLog(Environment env, MetaserverEpoch epoch) {
+        return new MetaserverReadyLog(env, epoch);
     }
 
     @Bean

@@ -14,12 +14,12 @@ import org.springframework.util.unit.DataSize;
 import org.springframework.validation.annotation.Validated;
 
 /**
- * The SSD tier under {@code pega.ssd.*} (reference flags {@code --ssd-cache-*}, spec/storage.md §4.1). Off unless
+ * The SSD tier under {@code pega.ssd.*} (reference flags {@code --ssd-cache-*}). Off unless
  * {@code enabled}; when on, the host alignment becomes 512 bytes and blocks spill to the shards after sealing.
  *
  * @param enabled turn the tier on; when left unset, giving {@code paths} turns it on ({@code --ssd-cache-path} given)
- * @param paths one shard file per entry, each on the drive it should use; an entry naming an existing directory
- *     means {@code <dir>/shard-00000N.dat}
+ * @param paths one shard file per entry, each on the drive it should use; an entry naming an existing directory, or
+ *     ending in {@code /}, means {@code <dir>/shard-00000N.dat} (a missing directory is created)
  * @param capacity total ring bytes, split evenly over the shards ({@code --ssd-cache-capacity}, 512 GB)
  * @param shardCapacity ring bytes per shard; overrides {@code capacity} when non-zero
  * @param writeQueueDepth write batches waiting for the writer before new ones are dropped (8)
@@ -60,8 +60,12 @@ public record SsdProperties(
         }
         List<Path> files = new ArrayList<>(paths.size());
         for (int i = 0; i < paths.size(); i++) {
-            Path p = Path.of(paths.get(i).trim());
-            files.add(Files.isDirectory(p) ? p.resolve(String.format(Locale.ROOT, "shard-%06d.dat", i)) : p);
+            String path = paths.get(i).trim();
+            Path p = Path.of(path);
+            // A trailing slash says "a directory" even before it exists: the store creates it, instead of a file
+            // named like the directory was meant to be.
+            boolean directory = Files.isDirectory(p) || path.endsWith("/");
+            files.add(directory ? p.resolve(String.format(Locale.ROOT, "shard-%06d.dat", i)) : p);
         }
         long perShard = shardCapacity.toBytes() > 0 ? shardCapacity.toBytes() : capacity.toBytes() / files.size();
         return new SsdConfig(

@@ -14,7 +14,7 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
 
 /**
  * D17 / OF-06 through the real server and its real log configuration: a Session whose {@code instance_id} carries a
- * line break and a log line of its own. The engine's "session of ... closed" line stays one line, the forged text
+ * line break and a log line of its own. The engine's "session of ... ended" line stays one line, the forged text
  * visibly inside it.
  */
 @Timeout(60)

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pegaflow.core.ssd.SsdConfig;
 import io.pegaflow.kernel.agent.AgentGroup;
+import io.pegaflow.core.ssd.SsdStore;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
@@ -15,6 +16,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.springframework.util.unit.DataSize;
 
 /** A store that fails to open takes the shard files and directories it created with it, and nothing else. */
 @Timeout(60)
@@ -42,5 +44,32 @@ class SsdStartupTest {
                 .as("directories created by the failed start")
                 .doesNotExist();
         assertThat(existing).as("there before").hasContent("an operator's file");
+    }
+
+    /** {@code pega.ssd.paths=/mnt/nvme0/pega/} names a directory even before it exists: never a file of that name. */
+    @Test
+    void shouldCreateAMissingDirectoryThatEndsInASlash() throws IOException {
+        String missing = dir.resolve("cache").toString() + "/";
+        SsdProperties properties = new SsdProperties(
+                true,
+                List.of(missing),
+                DataSize.ofMegabytes(1),
+                DataSize.ofBytes(0),
+                8,
+                2,
+                2,
+                16,
+                800,
+                false,
+                DataSize.ofMegabytes(1));
+
+        SsdConfig config = properties.toConfig();
+
+        assertThat(config.paths()).containsExactly(dir.resolve("cache").resolve("shard-000000.dat"));
+        try (SsdStore store = SsdStartup.open(config, new AgentGroup())) {
+            assertThat(dir.resolve("cache")).isDirectory();
+            assertThat(dir.resolve("cache").resolve("shard-000000.dat")).isRegularFile();
+            assertThat(store).isNotNull();
+        }
     }
 }

@@ -2,6 +2,7 @@ package io.pegaflow.testkit.browser;
 
 import java.io.File;
 import java.io.IOException;
+import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.net.URI;
 import java.nio.file.Files;
@@ -12,6 +13,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
@@ -39,6 +41,7 @@ public final class HeadlessChromium implements AutoCloseable {
     public static final String DOCS_PROPERTY = "pega.screenshots.docs";
 
     private static final Duration WAIT = Duration.ofSeconds(15);
+    private static final AtomicBoolean SKIP_REPORTED = new AtomicBoolean();
 
     private final ChromeDriverService service;
     private final ChromeDriver driver;
@@ -52,12 +55,23 @@ public final class HeadlessChromium implements AutoCloseable {
         this.screenshots = screenshots;
     }
 
-    /** Why no browser test can run here, or empty when both binaries are installed. */
+    /**
+     * Why no browser test can run here, or empty when both binaries are installed. The reason is also printed on
+     * stdout, once per test JVM, since Surefire shows a skipped test only as a count (as the PostgreSQL tests do).
+     */
     public static Optional<String> unavailable() {
-        for (Path p : List.of(CHROMIUM, CHROMEDRIVER)) {
+        return unavailable(List.of(CHROMIUM, CHROMEDRIVER), System.out);
+    }
+
+    static Optional<String> unavailable(List<Path> binaries, PrintStream out) {
+        for (Path p : binaries) {
             if (!Files.isExecutable(p)) {
-                return Optional.of(p + " is not installed (apt-get install chromium chromium-driver); the browser"
-                        + " tests of the admin dashboard are skipped");
+                String why = "Browser tests skipped: " + p + " is not installed (apt-get install chromium"
+                        + " chromium-driver; .ci/run installs them)";
+                if (SKIP_REPORTED.compareAndSet(false, true)) {
+                    out.println(why);
+                }
+                return Optional.of(why);
             }
         }
         return Optional.empty();
