@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Cuts a release: sets the version in every pom, dates the CHANGELOG's "Unreleased" section, commits and tags
-# vVERSION, builds the tagged tree from a clean export (no untracked or ignored file can leak into it), and leaves in
+# vVERSION, builds the tag from a fresh clone (no untracked or ignored file can leak into it), and leaves in
 # dist/VERSION/ the jars, a CycloneDX SBOM per jar and SHA256SUMS; then moves the poms on to NEXT-SNAPSHOT.
 #
 #   scripts/release.sh VERSION [NEXT]     e.g. scripts/release.sh 0.1.0 0.2.0 (NEXT defaults to the next minor)
@@ -67,10 +67,12 @@ git add -- "${poms[@]}" CHANGELOG.md
 git commit -q -m "chore(release): $version"
 git tag -a "v$version" -m "PegaFlow for the JVM $version"
 
-# 2. Build the tag from a clean export.
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-git archive "v$version" | tar -x -C "$work"
+# 2. Build the tag from a fresh clone: nothing untracked or ignored comes along, and the jars' /actuator/info still
+#    names the tagged commit (git-commit-id reads the clone's .git).
+scratch_build="$(mktemp -d)"
+trap 'rm -rf "$scratch_build"' EXIT
+work="$scratch_build/tree"
+git clone -q --branch "v$version" "$root" "$work"
 goal=(verify)
 [[ -n "${SKIP_TESTS:-}" ]] && goal=(package -DskipTests)
 modules="$(printf '%s\n' "${shipped[@]}" | cut -d' ' -f1 | paste -sd,)"

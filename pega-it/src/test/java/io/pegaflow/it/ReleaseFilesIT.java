@@ -72,7 +72,7 @@ class ReleaseFilesIT {
             assertThat(out).contains("VERSION must be MAJOR.MINOR.PATCH without a qualifier");
         }
         assertThat(read("scripts/release.sh"))
-                .contains("git archive")
+                .contains("git clone -q --branch \"v$version\"")
                 .contains("cyclonedx-maven-plugin")
                 .contains("SHA256SUMS");
     }
