@@ -73,7 +73,7 @@ class SizingDocsIT {
         List<Model> models = new ArrayList<>();
         int capacities = 0;
         for (String[] c : rows()) {
-            if (c.length == 14) {
+            if (c.length == 13) {
                 Model m = new Model(
                         Long.parseLong(c[1]),
                         Long.parseLong(c[2]),
