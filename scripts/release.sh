@@ -8,7 +8,8 @@
 #                                         branch and tags are left alone
 #
 # Environment: SKIP_TESTS=1 builds with -DskipTests (the default runs `verify`, every test, as CI does);
-# MAVEN_ARGS adds Maven options (e.g. -o on a machine whose Maven cache already holds every plugin).
+# MAVEN_ARGS adds Maven options to the build (e.g. -o on a machine whose Maven cache already holds every plugin; the
+# SBOM step always needs Maven Central).
 # Nothing is pushed: the script prints the push command.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -76,9 +77,10 @@ git clone -q --branch "v$version" "$root" "$work"
 goal=(verify)
 [[ -n "${SKIP_TESTS:-}" ]] && goal=(package -DskipTests)
 modules="$(printf '%s\n' "${shipped[@]}" | cut -d' ' -f1 | paste -sd,)"
+# The SBOM step runs online whatever MAVEN_ARGS say: the CycloneDX plugin refuses offline mode.
 # shellcheck disable=SC2086 # MAVEN_ARGS is a list of options
 (cd "$work" && ./mvnw -B -ntp ${MAVEN_ARGS:-} "${goal[@]}" \
-  && ./mvnw -B -ntp ${MAVEN_ARGS:-} -pl "$modules" "$cyclonedx:makeBom" -DoutputFormat=json -DoutputName=bom)
+  && ./mvnw -B -ntp -pl "$modules" "$cyclonedx:makeBom" -DoutputFormat=json -DoutputName=bom)
 
 # 3. The artifacts, their SBOMs and checksums.
 dist="$root/dist/$version"
