@@ -8,8 +8,8 @@
 #                                         branch and tags are left alone
 #
 # Environment: SKIP_TESTS=1 builds with -DskipTests (the default runs `verify`, every test, as CI does);
-# MAVEN_ARGS adds Maven options to the build (e.g. -o on a machine whose Maven cache already holds every plugin; the
-# SBOM step always needs Maven Central).
+# RELEASE_MAVEN_ARGS adds Maven options to the build (e.g. -o on a machine whose Maven cache already holds every
+# plugin; the SBOM step always needs Maven Central).
 # Nothing is pushed: the script prints the push command.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,7 +40,7 @@ if [[ $dry_run == 1 ]]; then
   trap 'rm -rf "$scratch"' EXIT
   git clone -q "$root" "$scratch/repo"
   (cd "$scratch/repo" && git config user.name "release dry run" && git config user.email "dry-run@localhost" \
-    && SKIP_TESTS="${SKIP_TESTS:-}" MAVEN_ARGS="${MAVEN_ARGS:-}" scripts/release.sh "$version" "$next")
+    && SKIP_TESTS="${SKIP_TESTS:-}" RELEASE_MAVEN_ARGS="${RELEASE_MAVEN_ARGS:-}" scripts/release.sh "$version" "$next")
   mkdir -p "$root/dist"
   rm -rf "$root/dist/$version"
   cp -r "$scratch/repo/dist/$version" "$root/dist/$version"
@@ -77,10 +77,11 @@ git clone -q --branch "v$version" "$root" "$work"
 goal=(verify)
 [[ -n "${SKIP_TESTS:-}" ]] && goal=(package -DskipTests)
 modules="$(printf '%s\n' "${shipped[@]}" | cut -d' ' -f1 | paste -sd,)"
-# The SBOM step runs online whatever MAVEN_ARGS say: the CycloneDX plugin refuses offline mode.
-# shellcheck disable=SC2086 # MAVEN_ARGS is a list of options
-(cd "$work" && ./mvnw -B -ntp ${MAVEN_ARGS:-} "${goal[@]}" \
-  && ./mvnw -B -ntp -pl "$modules" "$cyclonedx:makeBom" -DoutputFormat=json -DoutputName=bom)
+# The SBOM step runs online: the CycloneDX plugin refuses offline mode (and Maven itself reads MAVEN_ARGS, hence
+# the script's own variable and the empty MAVEN_ARGS there).
+# shellcheck disable=SC2086 # RELEASE_MAVEN_ARGS is a list of options
+(cd "$work" && ./mvnw -B -ntp ${RELEASE_MAVEN_ARGS:-} "${goal[@]}" \
+  && MAVEN_ARGS="" ./mvnw -B -ntp -pl "$modules" "$cyclonedx:makeBom" -DoutputFormat=json -DoutputName=bom)
 
 # 3. The artifacts, their SBOMs and checksums.
 dist="$root/dist/$version"
