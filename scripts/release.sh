@@ -81,7 +81,8 @@ modules="$(printf '%s\n' "${shipped[@]}" | cut -d' ' -f1 | paste -sd,)"
 # the script's own variable and the empty MAVEN_ARGS there).
 # shellcheck disable=SC2086 # RELEASE_MAVEN_ARGS is a list of options
 (cd "$work" && ./mvnw -B -ntp ${RELEASE_MAVEN_ARGS:-} "${goal[@]}" \
-  && MAVEN_ARGS="" ./mvnw -B -ntp -pl "$modules" "$cyclonedx:makeBom" -DoutputFormat=json -DoutputName=bom)
+  && MAVEN_ARGS="" ./mvnw -B -ntp -pl "$modules" "$cyclonedx:makeBom" -DoutputFormat=json -DoutputName=bom \
+     -Dcyclonedx.skipNotDeployed=false)
 
 # 3. The artifacts, their SBOMs and checksums.
 dist="$root/dist/$version"
