@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pegaflow.core.ssd.SsdConfig;
-import io.pegaflow.kernel.agent.AgentGroup;
 import io.pegaflow.core.ssd.SsdStore;
+import io.pegaflow.kernel.agent.AgentGroup;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
