@@ -49,10 +49,18 @@ public final class EngineContext {
     private final List<SealedBlockSpill> spills = new ArrayList<>();
     private final List<BlockIndexListener> indexListeners = new ArrayList<>();
     private Duration transferLockTimeout = Duration.ofNanos(TransferLockTable.DEFAULT_TIMEOUT_NANOS);
+    private double transferLockRequesterShare = DEFAULT_TRANSFER_LOCK_REQUESTER_SHARE;
+    private double transferLockPoolShare = DEFAULT_TRANSFER_LOCK_POOL_SHARE;
     private RegistrationLog registrationLog = RegistrationLog.NONE;
     private Duration detachedIdleTimeout = DEFAULT_DETACHED_IDLE_TIMEOUT;
     private @Nullable TierChain chain; // built by conclude()
     private boolean concluded;
+
+    /** The fraction of the pool one requester's transfer locks may pin ({@code pega.rdma.transfer-lock-requester-share}). */
+    public static final double DEFAULT_TRANSFER_LOCK_REQUESTER_SHARE = 0.25;
+
+    /** The fraction of the pool all transfer locks together may pin ({@code pega.rdma.transfer-lock-pool-share}). */
+    public static final double DEFAULT_TRANSFER_LOCK_POOL_SHARE = 0.5;
 
     /** How long a restored instance without a Session stays without an RPC before it is ended. */
     public static final Duration DEFAULT_DETACHED_IDLE_TIMEOUT = Duration.ofMinutes(10);
@@ -119,6 +127,27 @@ public final class EngineContext {
             throw new IllegalArgumentException("engine context: transfer lock timeout " + timeout + " (expected: > 0)");
         }
         this.transferLockTimeout = timeout;
+        return this;
+    }
+
+    /**
+     * How much of the pool transfer locks may pin: {@code perRequester} for one requester id, {@code total} for all of
+     * them; both in (0, 1], the first no larger than the second.
+     *
+     * @throws IllegalArgumentException naming the keys when out of range
+     */
+    public EngineContext transferLockShares(double perRequester, double total) {
+        checkOpen();
+        if (!(total > 0 && total <= 1)) {
+            throw new IllegalArgumentException(
+                    "pega.rdma.transfer-lock-pool-share: " + total + " (expected: > 0 and <= 1)");
+        }
+        if (!(perRequester > 0 && perRequester <= total)) {
+            throw new IllegalArgumentException("pega.rdma.transfer-lock-requester-share: " + perRequester
+                    + " (expected: > 0 and <= pega.rdma.transfer-lock-pool-share " + total + ")");
+        }
+        this.transferLockRequesterShare = perRequester;
+        this.transferLockPoolShare = total;
         return this;
     }
 
@@ -270,6 +299,14 @@ public final class EngineContext {
 
     Duration transferLockTimeout() {
         return transferLockTimeout;
+    }
+
+    double transferLockRequesterShare() {
+        return transferLockRequesterShare;
+    }
+
+    double transferLockPoolShare() {
+        return transferLockPoolShare;
     }
 
     TierChain chain() {

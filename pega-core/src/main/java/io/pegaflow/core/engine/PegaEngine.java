@@ -71,6 +71,8 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
     private final BlockCache cache;
     private final LeaseTable leases;
     private final TransferLockTable transferLocks;
+    private final double transferLockRequesterShare;
+    private final double transferLockPoolShare;
     private final InstanceRegistry instances = new InstanceRegistry();
     private final SessionTable sessions = new SessionTable();
     private final TierChain tiers;
@@ -116,8 +118,13 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         this.detachedIdleNanos = ctx.detachedIdleTimeout().toNanos();
         this.cache = ctx.newCache(this::dropPolicyEvictions);
         this.leases = new LeaseTable(clock, config.leaseTtl().toNanos(), limits.leasesPerInstance());
-        this.transferLocks =
-                new TransferLockTable(clock, ctx.transferLockTimeout().toNanos());
+        this.transferLockRequesterShare = ctx.transferLockRequesterShare();
+        this.transferLockPoolShare = ctx.transferLockPoolShare();
+        this.transferLocks = new TransferLockTable(
+                clock,
+                ctx.transferLockTimeout().toNanos(),
+                Math.max(1, (long) Math.floor(pool.capacityBytes() * ctx.transferLockRequesterShare())),
+                Math.max(1, (long) Math.floor(pool.capacityBytes() * ctx.transferLockPoolShare())));
         IndexAnnouncements announcements = new IndexAnnouncements(ctx.indexListeners());
         List<SealedBlockSpill> spills = ctx.spills();
         this.agents = ctx.agents();
@@ -366,7 +373,15 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
             found.add(block);
             described.add(describe(key, block));
         });
-        String session = transferLocks.lock(requesterId, found.toArray(new SealedBlock[0]));
+        String session;
+        try {
+            session = transferLocks.lock(requesterId, found.toArray(new SealedBlock[0]));
+        } catch (TransferLockTable.OverBound e) {
+            throw e.perRequester()
+                    ? EngineLimits.exhausted(
+                            e.reason(), "pega.rdma.transfer-lock-requester-share", transferLockRequesterShare)
+                    : EngineLimits.exhausted(e.reason(), "pega.rdma.transfer-lock-pool-share", transferLockPoolShare);
+        }
         return new TransferGrant(session, TimeUnit.NANOSECONDS.toSeconds(transferLocks.timeoutNanos()), described);
     }
 
@@ -497,15 +512,20 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         return new CleanupResult(removed, tensors);
     }
 
-    /** Sweeps expired leases and drains the whole RAM index (§3.7). */
+    /**
+     * Sweeps expired leases, breaks every transfer lock and drains the whole RAM index (§3.7). Breaking the locks is
+     * ours: the reference's cleanup left locked blocks pinned, so a peer holding locks defeated the operator's only
+     * way to reclaim the pool.
+     */
     public MemoryCleanupResult cleanupMemory() {
         leases.sweep();
+        int brokenLocks = transferLocks.breakAll();
         EvictedBlocks evicted = cache.evictAll();
         long evictedBytes = evicted.footprintBytes();
         long still = evicted.stillReferenced();
         long count = evicted.count();
         long reclaimed = count == 0 ? 0 : reclaimer.drop(evicted);
-        return new MemoryCleanupResult(count, evictedBytes, reclaimed, still);
+        return new MemoryCleanupResult(count, evictedBytes, reclaimed, still, brokenLocks);
     }
 
     /** Sweeps expired leases and collects stale in-flight blocks and prefetch tasks. Driven by a timer. */

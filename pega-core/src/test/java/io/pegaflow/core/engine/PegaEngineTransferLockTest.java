@@ -76,23 +76,21 @@ class PegaEngineTransferLockTest {
     }
 
     @Test
-    void shouldKeepLockedMemoryThroughCleanupAndFreeItWhenTheLockExpires() {
+    void shouldBreakLocksOnTheOperatorsCleanupAndFreeTheirMemory() {
         saved("expiry", 2);
-        engine.lockForTransfer(NAMESPACE, hashes(2, BLOCKS), "dead-peer:1");
+        TransferGrant grant = engine.lockForTransfer(NAMESPACE, hashes(2, BLOCKS), "dead-peer:1");
 
         MemoryCleanupResult cleanup = engine.cleanupMemory();
-        assertThat(cleanup.stillReferencedBlocks()).as("held by the lock").isEqualTo(BLOCKS);
-        assertThat(engine.pool().outstandingAllocations()).isPositive();
-
-        harness.advance(LOCK_TIMEOUT.minusSeconds(1));
-        engine.runMaintenance();
-        assertThat(engine.transferLockStats().sessions()).isEqualTo(1);
-
-        harness.advance(Duration.ofSeconds(1));
-        engine.runMaintenance();
-        assertThat(engine.transferLockStats().sessions()).isZero();
-        assertThat(engine.transferLockStats().expired()).isEqualTo(1);
+        assertThat(cleanup.brokenTransferLocks()).isEqualTo(1);
+        assertThat(cleanup.stillReferencedBlocks())
+                .as("nothing held once the lock is broken")
+                .isZero();
         assertThat(engine.pool().outstandingAllocations()).isZero();
+        assertThat(engine.transferLockStats().sessions()).isZero();
+        assertThat(engine.transferLockStats().broken()).isEqualTo(1);
+        assertThat(engine.releaseTransferLock(grant.sessionId()))
+                .as("a release after the break")
+                .isZero();
     }
 
     @Test

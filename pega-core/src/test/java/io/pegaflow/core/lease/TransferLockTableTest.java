@@ -66,6 +66,38 @@ class TransferLockTableTest {
     }
 
     @Test
+    void shouldRefuseALockPastTheRequesterOrTheTotalBoundAndKeepNothing() {
+        TransferLockTable bounded = new TransferLockTable(now::get, TIMEOUT, 2 * 4096, 3 * 4096);
+        SealedBlock a = block();
+        SealedBlock b = block();
+        SealedBlock c = block();
+
+        assertThatThrownBy(() -> bounded.lock("r1:1", retained(a, b, c)))
+                .isInstanceOfSatisfying(
+                        TransferLockTable.OverBound.class,
+                        e -> assertThat(e.perRequester()).isTrue());
+        assertThat(a.refCount()).as("a refused lock keeps no reference").isEqualTo(1);
+        String first = bounded.lock("r1:1", retained(a, b));
+        assertThatThrownBy(() -> bounded.lock("r1:1", retained(c))).isInstanceOf(TransferLockTable.OverBound.class);
+        String second = bounded.lock("r2:1", retained(c));
+        assertThatThrownBy(() -> bounded.lock("r3:1", retained(a)))
+                .isInstanceOfSatisfying(
+                        TransferLockTable.OverBound.class,
+                        e -> assertThat(e.perRequester()).isFalse());
+        assertThat(bounded.stats().lockedBytes()).isEqualTo(3 * 4096);
+        assertThat(bounded.stats().refused()).isEqualTo(3);
+
+        // a release gives the requester's share back
+        assertThat(bounded.release(first)).isEqualTo(2);
+        bounded.lock("r1:1", retained(a));
+        assertThat(bounded.breakAll()).isEqualTo(2);
+        assertThat(bounded.stats().broken()).isEqualTo(2);
+        assertThat(bounded.stats().lockedBytes()).isZero();
+        assertThat(bounded.release(second)).isZero();
+        assertThat(c.refCount()).isEqualTo(1);
+    }
+
+    @Test
     void shouldHoldReferencesUntilReleased() {
         SealedBlock a = block();
         SealedBlock b = block();

@@ -149,6 +149,11 @@ public enum ServerMetric implements MetricDescriptor {
     PEGAFLOW_TRANSFER_LOCK_ACTIVE(MetricType.GAUGE, "blocks", "Blocks held by transfer lock sessions"),
     PEGAFLOW_TRANSFER_LOCK_SESSIONS(MetricType.GAUGE, "sessions", "Open transfer lock sessions"),
     PEGAFLOW_TRANSFER_LOCK_TIMEOUTS(MetricType.COUNTER, "sessions", "Transfer lock sessions that expired unreleased"),
+    PEGAFLOW_TRANSFER_LOCK_BYTES(MetricType.GAUGE, "bytes", "Pool bytes held by transfer lock sessions"),
+    PEGAFLOW_TRANSFER_LOCK_REFUSALS(
+            MetricType.COUNTER, "requests", "Transfer locks refused because they would pass a locked-bytes bound"),
+    PEGAFLOW_TRANSFER_LOCK_BROKEN(
+            MetricType.COUNTER, "sessions", "Transfer lock sessions ended by the operator's memory cleanup"),
     PEGAFLOW_RDMA_FETCH(MetricType.COUNTER, "fetches", "Remote fetch attempts by outcome", Labels.STATUS),
     PEGAFLOW_RDMA_FETCH_DURATION(
             MetricType.TIMER, "seconds", "Remote fetch that supplied every block asked", Labels.NONE, Buckets.FETCH),

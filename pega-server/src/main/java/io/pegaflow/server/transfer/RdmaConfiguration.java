@@ -87,6 +87,18 @@ public class RdmaConfiguration {
                     ServerMetric.PEGAFLOW_TRANSFER_LOCK_TIMEOUTS,
                     engine,
                     e -> e.transferLockStats().expired());
+            m.gauge(
+                    ServerMetric.PEGAFLOW_TRANSFER_LOCK_BYTES,
+                    engine,
+                    e -> e.transferLockStats().lockedBytes());
+            m.countOf(
+                    ServerMetric.PEGAFLOW_TRANSFER_LOCK_REFUSALS,
+                    engine,
+                    e -> e.transferLockStats().refused());
+            m.countOf(
+                    ServerMetric.PEGAFLOW_TRANSFER_LOCK_BROKEN,
+                    engine,
+                    e -> e.transferLockStats().broken());
             RemoteFetchTier tier = RemoteTierConfiguration.of(node).orElse(null);
             if (tier == null) {
                 return;

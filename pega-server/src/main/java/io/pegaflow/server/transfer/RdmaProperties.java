@@ -28,6 +28,10 @@ import org.springframework.validation.annotation.Validated;
  * @param rpcTimeout deadline of QueryBlocksForTransfer and ReleaseTransferLock calls to a peer, and of the metaserver
  *     prefix query
  * @param maxFetchBlocks most blocks one remote fetch asks a peer for
+ * @param transferLockRequesterShare the fraction of the pool one requester id's transfer locks may pin; a
+ *     {@code QueryBlocksForTransfer} that would pass it is RESOURCE_EXHAUSTED and locks nothing
+ * @param transferLockPoolShare the fraction of the pool all transfer locks together may pin (requester ids are
+ *     self-declared, so this is the bound a caller using many ids meets)
  * @param shmPool allocate the pool's shards through the transfer engine's UCX context (System V or POSIX shared
  *     memory), so that peers on the same host read them directly instead of through active-message emulation
  *     (decision 0019); false maps them privately, as without P2P
@@ -44,7 +48,9 @@ public record RdmaProperties(
         @NotNull @DefaultValue("10s") Duration connectTimeout,
         @NotNull @DefaultValue("5s") Duration rpcTimeout,
         @Min(1) @DefaultValue("4096") int maxFetchBlocks,
-        @DefaultValue("true") boolean shmPool) {
+        @DefaultValue("true") boolean shmPool,
+        @DefaultValue("0.25") double transferLockRequesterShare,
+        @DefaultValue("0.5") double transferLockPoolShare) {
 
     /** The gets' deadline: configured, or the reference's rule, which gives up before the owner's lock expires. */
     public Duration effectiveTransferTimeout() {

@@ -5,8 +5,9 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * What {@code pega.rdma.*} sets on the engine whether or not transfers are on: the transfer-lock timeout (the lock
- * table exists in every engine), checked with the other keys before the engine starts.
+ * What {@code pega.rdma.*} sets on the engine whether or not transfers are on: the transfer-lock timeout and the shares
+ * of the pool locks may pin (the lock table exists in every engine), checked with the other keys before the engine
+ * starts.
  */
 @Configuration(proxyBeanMethods = false)
 public class RdmaPropertiesConfiguration {
@@ -16,6 +17,7 @@ public class RdmaPropertiesConfiguration {
         return context -> {
             rdma.check();
             context.transferLockTimeout(rdma.transferLockTimeout());
+            context.transferLockShares(rdma.transferLockRequesterShare(), rdma.transferLockPoolShare());
         };
     }
 }

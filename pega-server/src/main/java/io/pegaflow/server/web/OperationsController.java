@@ -113,8 +113,10 @@ class OperationsController {
         }
         MemoryCleanupResult r = engine.cleanupMemory();
         LOG.info(
-                "memory cleanup by {}: evicted {} blocks ({} bytes), reclaimed {} bytes, {} blocks still referenced",
+                "memory cleanup by {}: broke {} transfer locks, evicted {} blocks ({} bytes), reclaimed {} bytes, {}"
+                        + " blocks still referenced",
                 request.getRemoteAddr(),
+                r.brokenTransferLocks(),
                 r.evictedBlocks(),
                 r.evictedBytes(),
                 r.reclaimedBytes(),
@@ -124,6 +126,7 @@ class OperationsController {
         body.put("evicted_bytes", r.evictedBytes());
         body.put("reclaimed_bytes", r.reclaimedBytes());
         body.put("still_referenced_blocks", r.stillReferencedBlocks());
+        body.put("broken_transfer_locks", r.brokenTransferLocks());
         return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(body);
     }
 

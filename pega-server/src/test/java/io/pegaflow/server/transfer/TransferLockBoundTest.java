@@ -206,7 +206,9 @@ class TransferLockBoundTest {
                 Duration.ofSeconds(10),
                 Duration.ofSeconds(5),
                 4096,
-                true);
+                true,
+                0.25,
+                0.5);
         tier = new RemoteFetchTier(
                 (namespace, hashes) -> List.of(new RemoteFetchTier.Owner(ownerAddress, hashes.size())),
                 gets,

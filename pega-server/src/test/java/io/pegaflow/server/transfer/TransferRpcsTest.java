@@ -277,9 +277,8 @@ class TransferRpcsTest {
                                     .setRequesterId("127.0.0.1:40002")
                                     .build());
             assertThat(grant.getBlocksCount()).isEqualTo(2);
-            // evicted from the index, but the lock still holds the memory
-            engine.cleanupMemory();
-            assertThat(engine.pool().outstandingAllocations()).isPositive();
+            // the maintenance sweep leaves a live lock alone (the operator's cleanup would break it)
+            engine.runMaintenance();
             assertThat(engine.transferLockStats().sessions()).isEqualTo(1);
             await().atMost(WAIT).untilAsserted(() -> {
                 engine.runMaintenance();
