@@ -76,7 +76,8 @@ class MetaserverConfiguration {
 
     @Bean
     BlockOwnerIndex blockOwnerIndex(MetaserverProperties properties) {
-        return new BlockOwnerIndex(properties.maxBlocks(), properties.staleAfterMs(), properties.ttlMs());
+        return new BlockOwnerIndex(
+                properties.maxBlocks(), properties.maxBlocksPerNode(), properties.staleAfterMs(), properties.ttlMs());
     }
 
     @Bean

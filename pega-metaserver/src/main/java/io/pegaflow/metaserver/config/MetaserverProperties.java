@@ -17,6 +17,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param dbPath file path (without {@code .mv.db}) of the embedded H2 database holding node sessions and fences
  * @param maxBlocks upper bound on indexed keys; beyond it the least valuable keys are evicted (about 200 bytes of
  *     heap per key with one owner, so the default needs roughly 1 GiB)
+ * @param nodeShare the fraction of {@code maxBlocks} one node may own: past it, the node's own oldest records are
+ *     removed, so no node's inserts evict another node's keys
  * @param maxHashesPerRequest largest hash list accepted by one Insert, Remove or Query (the reference has none; a
  *     4 MiB gRPC message holds about 100k 32-byte hashes)
  * @param maxHashBytes longest single block hash accepted
@@ -39,7 +41,8 @@ public record MetaserverProperties(
         @DefaultValue("256") int maxHashBytes,
         @DefaultValue("1024") int maxNamespaceChars,
         @DefaultValue("168") long fenceRetentionHours,
-        @DefaultValue("10") long nodeRefreshSecs) {
+        @DefaultValue("10") long nodeRefreshSecs,
+        @DefaultValue("0.25") double nodeShare) {
 
     /** Largest TTL that still fits a millisecond count (the reference rejects {@code ttl*60} overflow). */
     private static final long MAX_TTL_MINUTES = Long.MAX_VALUE / 60_000L;
@@ -55,6 +58,7 @@ public record MetaserverProperties(
                 "ttl-minutes * 60 >= node-stale-secs (" + nodeStaleSecs + ")");
         require(sweepIntervalSecs > 0, "sweep-interval-secs", sweepIntervalSecs, "> 0");
         require(maxBlocks > 0, "max-blocks", maxBlocks, "> 0");
+        require(nodeShare > 0 && nodeShare <= 1, "node-share", nodeShare, "> 0 and <= 1");
         require(maxHashesPerRequest > 0, "max-hashes-per-request", maxHashesPerRequest, "> 0");
         require(maxHashBytes > 0, "max-hash-bytes", maxHashBytes, "> 0");
         require(maxNamespaceChars > 0, "max-namespace-chars", maxNamespaceChars, "> 0");
@@ -67,6 +71,11 @@ public record MetaserverProperties(
             throw new IllegalArgumentException(
                     "pega.metaserver." + name + ": " + value + " (expected: " + expected + ")");
         }
+    }
+
+    /** The records one node may own: its share of {@code maxBlocks}, at least one. */
+    public long maxBlocksPerNode() {
+        return Math.max(1, (long) Math.floor(maxBlocks * nodeShare));
     }
 
     public long staleAfterMs() {

@@ -5,10 +5,13 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.RemovalCause;
 import com.google.protobuf.ByteString;
 import io.pegaflow.metaserver.node.NodeSession;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.atomic.LongAdder;
 import org.jspecify.annotations.Nullable;
@@ -25,6 +28,12 @@ import org.jspecify.annotations.Nullable;
  * cache's per-key atomic {@code compute}, so readers never lock and a concurrent remove by A and insert by B on one
  * key always leaves B's record (spec/cluster.md §1.5).
  *
+ * <p><b>Shares.</b> The Caffeine bound picks its victims across all nodes, so one client inserting fresh hashes from
+ * its own node could evict every other node's keys. Each node session therefore owns at most
+ * {@code maxBlocksPerNode} records: an insert that takes it past that removes the node's own oldest records first
+ * (FIFO of what it announced), and no other node's. {@code maxBlocks} stays as the heap's backstop for many nodes at
+ * their full share.
+ *
  * <p><b>Visibility.</b> A record points at the {@link NodeSession} that wrote it; the record is visible while that
  * session is current and fresh. Superseded, unregistered and silent nodes are therefore hidden at once, without
  * touching their records; the sweep removes them later.
@@ -39,8 +48,28 @@ public final class BlockOwnerIndex {
     private final long ttlMs;
     private final LongAdder ownerCount = new LongAdder();
     private final LongAdder evictedKeys = new LongAdder();
+    private final LongAdder shareEvictedRecords = new LongAdder();
+    private final long maxBlocksPerNode;
+    // per node session, the records it announced in order; entries whose record was replaced or removed meanwhile are
+    // skipped when reached and compacted away when they outnumber the live ones
+    private final Map<NodeSession, ArrayDeque<OwnerRecordAt>> announced = new ConcurrentHashMap<>();
 
+    private record OwnerRecordAt(BlockKey key, OwnerRecord record) {}
+
+    /** An index without node shares: only the size bound evicts (tests of the bound itself). */
     public BlockOwnerIndex(long maxBlocks, long staleAfterMs, long ttlMs) {
+        this(maxBlocks, Long.MAX_VALUE, staleAfterMs, ttlMs);
+    }
+
+    /**
+     * @param maxBlocks bound on keys in the index
+     * @param maxBlocksPerNode bound on the records one node session owns; its own oldest go first past it
+     */
+    public BlockOwnerIndex(long maxBlocks, long maxBlocksPerNode, long staleAfterMs, long ttlMs) {
+        if (maxBlocksPerNode <= 0) {
+            throw new IllegalArgumentException("max blocks per node: " + maxBlocksPerNode + " (expected: > 0)");
+        }
+        this.maxBlocksPerNode = maxBlocksPerNode;
         this.staleAfterMs = staleAfterMs;
         this.ttlMs = ttlMs;
         this.cache = Caffeine.newBuilder()
@@ -67,10 +96,50 @@ public final class BlockOwnerIndex {
      */
     public int insert(String namespace, List<ByteString> hashes, NodeSession session, long nowMs) {
         OwnerRecord record = new OwnerRecord(session, nowMs);
-        for (ByteString hash : hashes) {
-            owners.compute(new BlockKey(namespace, hash), (key, current) -> withOwner(current, record));
+        ArrayDeque<OwnerRecordAt> fifo = announced.computeIfAbsent(session, s -> new ArrayDeque<>());
+        synchronized (fifo) {
+            for (ByteString hash : hashes) {
+                BlockKey key = new BlockKey(namespace, hash);
+                owners.compute(key, (k, current) -> withOwner(current, record));
+                fifo.addLast(new OwnerRecordAt(key, record));
+                // per hash, so one large request never takes the index past its bound with this node's keys
+                keepShare(session, fifo);
+            }
         }
         return hashes.size();
+    }
+
+    /** Removes the session's oldest records while it owns more than its share; compacts the FIFO when mostly stale. */
+    private void keepShare(NodeSession session, ArrayDeque<OwnerRecordAt> fifo) {
+        while (session.ownedBlocks() > maxBlocksPerNode && !fifo.isEmpty()) {
+            OwnerRecordAt oldest = fifo.pollFirst();
+            owners.computeIfPresent(oldest.key(), (k, current) -> {
+                for (int i = 0; i < current.length; i++) {
+                    if (current[i].equals(oldest.record())) {
+                        count(session, -1);
+                        shareEvictedRecords.increment();
+                        return without(current, i);
+                    }
+                }
+                return current;
+            });
+        }
+        if (fifo.size() > 2 * Math.max(session.ownedBlocks(), 65_536L)) {
+            fifo.removeIf(e -> !isCurrent(e));
+        }
+    }
+
+    private boolean isCurrent(OwnerRecordAt entry) {
+        OwnerRecord[] current = owners.get(entry.key());
+        if (current == null) {
+            return false;
+        }
+        for (OwnerRecord r : current) {
+            if (r.equals(entry.record())) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private OwnerRecord[] withOwner(OwnerRecord[] current, OwnerRecord record) {
@@ -248,6 +317,7 @@ public final class BlockOwnerIndex {
                 return Arrays.copyOf(kept, keptCount);
             });
         }
+        announced.keySet().removeIf(NodeSession::ended);
         return new SweepStats(removedOwners[0], removedKeys[0], 0);
     }
 
@@ -279,6 +349,11 @@ public final class BlockOwnerIndex {
     /** Keys dropped because the index reached {@code maxBlocks}. */
     public long evictedKeys() {
         return evictedKeys.sum();
+    }
+
+    /** Owner records a node lost to its own newer announcements past {@code maxBlocksPerNode}. */
+    public long shareEvictedRecords() {
+        return shareEvictedRecords.sum();
     }
 
     /** Runs Caffeine's pending maintenance (size eviction, expiry) now; tests use it to observe the bounds. */

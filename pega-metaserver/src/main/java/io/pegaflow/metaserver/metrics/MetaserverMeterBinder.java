@@ -54,6 +54,7 @@ final class MetaserverMeterBinder implements MeterBinder {
         m.countOf(MetaserverMetric.PEGAFLOW_METASERVER_SWEEP_REMOVED_KEYS, sweeper, LifecycleSweeper::removedKeys);
         m.countOf(MetaserverMetric.PEGAFLOW_METASERVER_SWEEP_REMOVED_NODES, sweeper, LifecycleSweeper::removedNodes);
         m.countOf(MetaserverMetric.PEGAFLOW_METASERVER_INDEX_EVICTED, index, BlockOwnerIndex::evictedKeys);
+        m.countOf(MetaserverMetric.PEGAFLOW_METASERVER_NODE_SHARE_EVICTED, index, BlockOwnerIndex::shareEvictedRecords);
         m.countOf(MetaserverMetric.PEGAFLOW_METASERVER_TAKEOVERS, registry, NodeRegistry::takeovers);
     }
 }

@@ -29,6 +29,10 @@ public enum MetaserverMetric implements MetricDescriptor {
     PEGAFLOW_METASERVER_SWEEP_REMOVED_NODES(MetricType.COUNTER, "sessions", "Node sessions removed by the TTL sweep"),
     PEGAFLOW_METASERVER_INDEX_EVICTED(
             MetricType.COUNTER, "keys", "Block keys evicted because the index reached pega.metaserver.max-blocks"),
+    PEGAFLOW_METASERVER_NODE_SHARE_EVICTED(
+            MetricType.COUNTER,
+            "records",
+            "Owner records a node lost to its own newer inserts past pega.metaserver.node-share"),
     PEGAFLOW_METASERVER_TAKEOVERS(
             MetricType.COUNTER,
             "events",

@@ -16,7 +16,7 @@ class MetaserverConfigTest {
 
     static MetaserverProperties props(long staleSecs, long ttlMinutes, long sweepSecs) {
         return new MetaserverProperties(
-                "127.0.0.1:50056", "0.0.0.0:9092", staleSecs, ttlMinutes, sweepSecs, "db", 10, 10, 10, 10, 1, 0);
+                "127.0.0.1:50056", "0.0.0.0:9092", staleSecs, ttlMinutes, sweepSecs, "db", 10, 10, 10, 10, 1, 0, 0.25);
     }
 
     @Test

@@ -170,6 +170,27 @@ class BlockOwnerIndexTest {
     }
 
     @Test
+    void shouldDropANodesOwnOldestRecordsPastItsShareAndKeepTheOthers() {
+        BlockOwnerIndex shared = new BlockOwnerIndex(100, 25, STALE_MS, TTL_MS);
+        NodeSession a = node("10.0.0.1:1");
+        NodeSession b = node("10.0.0.2:1");
+        shared.insert(NS, hashes(0, 1, 2, 3, 4), b, 0);
+        for (int i = 1_000; i < 2_000; i += 5) {
+            shared.insert(NS, hashes(i, i + 1, i + 2, i + 3, i + 4), a, 0);
+        }
+        shared.cleanUp();
+
+        assertThat(a.ownedBlocks()).isEqualTo(25);
+        assertThat(b.ownedBlocks()).isEqualTo(5);
+        assertThat(shared.evictedKeys()).as("nothing evicted by the size bound").isZero();
+        assertThat(shared.shareEvictedRecords()).isEqualTo(1_000 - 25);
+        assertThat(shared.queryPrefix(NS, hashes(0, 1, 2, 3, 4), clock.millis()))
+                .hasSize(1);
+        assertThat(shared.queryPrefix(NS, hashes(1_975), clock.millis())).hasSize(1);
+        assertThat(shared.queryPrefix(NS, hashes(1_974), clock.millis())).isEmpty();
+    }
+
+    @Test
     void shouldSweepExpiredAndOrphanedRecords() {
         NodeSession a = node("10.0.0.1:1");
         NodeSession b = node("10.0.0.2:1");
