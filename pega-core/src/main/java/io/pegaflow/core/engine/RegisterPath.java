@@ -15,6 +15,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * RegisterContextBatch (spec/engine-api.md §5.1): validate the request, map every layer, validate layouts, then
@@ -25,6 +27,7 @@ import java.util.Map;
  * anything is mapped; the engine gives them back when the device context is torn down.
  */
 final class RegisterPath {
+    private static final Logger LOG = LoggerFactory.getLogger(RegisterPath.class);
     private final InstanceRegistry instances;
     private final DeviceBackend backend;
     private final long hostAlignmentBytes;
@@ -64,6 +67,8 @@ final class RegisterPath {
         }
         budget.reserve(n);
         boolean installed = false;
+        boolean journaled = false;
+        boolean succeeded = false;
         try {
             for (int i = 0; i < n; i++) {
                 mapped.add(
@@ -126,6 +131,7 @@ final class RegisterPath {
                 if (journal) {
                     try {
                         log.registered(c);
+                        journaled = true;
                     } catch (UncheckedIOException e) {
                         throw EngineException.unavailable("registration of instance " + c.instanceId()
                                 + " could not be journaled, so it would not survive a restart: " + e.getMessage());
@@ -143,11 +149,28 @@ final class RegisterPath {
                 }
             }
             installed = true;
+            succeeded = true;
         } finally {
             if (!installed) {
                 mapped.forEach(LayerMemory::close);
                 budget.release(n);
             }
+            if (journaled && !succeeded) {
+                withdraw(c);
+            }
+        }
+    }
+
+    /** A registration that failed after it was journaled must not come back at the next restart. */
+    private void withdraw(RegisterCommand c) {
+        try {
+            log.withdrawn(c);
+        } catch (RuntimeException e) {
+            LOG.warn(
+                    "the failed registration of instance {} could not be taken out of the journal; a restart may try"
+                            + " it again: {}",
+                    c.instanceId(),
+                    e.toString());
         }
     }
 

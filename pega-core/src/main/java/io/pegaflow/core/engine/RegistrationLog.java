@@ -22,6 +22,15 @@ public interface RegistrationLog {
      */
     void registered(RegisterCommand command);
 
+    /**
+     * Takes back a registration {@link #registered} recorded that then failed before it was installed (a device or
+     * mapping failure after the record was durable), so that no restart re-opens a registration that never was. Best
+     * effort: the engine logs a failure and goes on refusing the registration.
+     *
+     * @throws java.io.UncheckedIOException when the journal could not be rewritten
+     */
+    default void withdrawn(RegisterCommand command) {}
+
     /** Records that an instance ended (unregistered, its Session closed, cleaned up, idle while detached). */
     void removed(String instanceId);
 }

@@ -130,6 +130,37 @@ public final class RegistrationJournal implements RegistrationLog, AutoCloseable
         maybeCompact();
     }
 
+    /**
+     * Drops the record of a registration that failed after it was journaled: a REMOVE record when it was the
+     * instance's only one, else a compaction without it (the format has no per-registration removal, and failures
+     * after the fsync are rare).
+     */
+    @Override
+    public synchronized void withdrawn(RegisterCommand command) {
+        if (closed) {
+            return;
+        }
+        List<Entry> entries = live.get(command.instanceId());
+        Entry entry = entries == null
+                ? null
+                : entries.stream()
+                        .filter(e -> e.command().equals(command))
+                        .findFirst()
+                        .orElse(null);
+        if (entries == null || entry == null) {
+            return;
+        }
+        entries.remove(entry);
+        liveBytes -= entry.frame().length;
+        if (entries.isEmpty()) {
+            live.remove(command.instanceId());
+            append(JournalFormat.frame(JournalFormat.REMOVE, JournalFormat.remove(command.instanceId())));
+            maybeCompact();
+        } else {
+            compact();
+        }
+    }
+
     @Override
     public synchronized void removed(String instanceId) {
         if (closed) {
