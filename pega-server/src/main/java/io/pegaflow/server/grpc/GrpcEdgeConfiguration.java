@@ -1,6 +1,7 @@
 package io.pegaflow.server.grpc;
 
 import io.grpc.ServerBuilder;
+import io.grpc.netty.NettyServerBuilder;
 import io.pegaflow.edge.access.ClusterCredential;
 import io.pegaflow.edge.metrics.CatalogMeters;
 import io.pegaflow.edge.rpc.EdgeInterceptor;
@@ -57,6 +58,18 @@ class GrpcEdgeConfiguration {
                 PdPushGrpc.getLayerArrivedMethod().getFullMethodName(),
                 PdPushGrpc.getPushFailedMethod().getFullMethodName(),
                 PdPushGrpc.getWatchReceiveMethod().getFullMethodName()));
+    }
+
+    /**
+     * Bounds what one connection holds (decision 0030 §3): its concurrent streams and each stream's flow-control
+     * window, so that slow or stalled senders on one connection cannot take the memory a legitimate large Save on
+     * another needs.
+     */
+    @Bean
+    ServerBuilderCustomizer<NettyServerBuilder> grpcTransportLimits(GrpcTransportProperties transport) {
+        int window = transport.flowControlWindowBytes();
+        return builder -> builder.maxConcurrentCallsPerConnection(transport.maxConcurrentCallsPerConnection())
+                .flowControlWindow(window);
     }
 
     /** Works out a connection's {@link CallerIdentity} once, when it is ready. */
