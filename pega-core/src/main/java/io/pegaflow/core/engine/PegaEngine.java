@@ -407,6 +407,14 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         return transferLocks.releaseRequester(requesterId);
     }
 
+    /**
+     * Reclaiming pool allocations (Saves, tier fetches) that failed since the last one that succeeded: positive while
+     * the pool is pinned by holders eviction cannot touch (leases, transfer locks, loads in flight), for health.
+     */
+    public long allocationFailuresSinceSuccess() {
+        return reclaimer.failuresSinceSuccess();
+    }
+
     /** The transfer-lock table's counters, for metrics and the admin view. */
     public TransferLockTable.Stats transferLockStats() {
         return transferLocks.stats();

@@ -7,6 +7,7 @@ import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.metrics.EngineCounter;
 import io.pegaflow.core.metrics.EngineMetrics;
 import io.pegaflow.core.tier.ReclaimingAllocator;
+import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -51,9 +52,28 @@ final class PoolReclaimer implements ReclaimingAllocator {
         this.seals = seals;
     }
 
+    // Failed reclaiming allocations since the last one that succeeded: positive means the pool is pinned (nothing
+    // evictable could make room), which health reports until an allocation succeeds again.
+    private final AtomicLong failuresSinceSuccess = new AtomicLong();
+
+    /** Reclaiming allocations that failed since the last that succeeded; 0 when the last one succeeded. */
+    long failuresSinceSuccess() {
+        return failuresSinceSuccess.get();
+    }
+
     /** Returns an allocation or null when the pool stays full after reclaim. */
     @Override
     public @Nullable PinnedAllocation allocate(long bytes) {
+        PinnedAllocation allocation = allocateReclaiming(bytes);
+        if (allocation == null) {
+            failuresSinceSuccess.incrementAndGet();
+        } else if (failuresSinceSuccess.get() != 0) {
+            failuresSinceSuccess.set(0);
+        }
+        return allocation;
+    }
+
+    private @Nullable PinnedAllocation allocateReclaiming(long bytes) {
         boolean awaitedSeals = false;
         for (; ; ) {
             PinnedAllocation allocation = pool.allocate(bytes);

@@ -7,6 +7,7 @@ import io.pegaflow.core.engine.MemoryCleanupResult;
 import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.edge.access.AdminAccess;
 import io.pegaflow.edge.access.AdmissionValve;
+import io.pegaflow.server.config.PoolHealthIndicator;
 import jakarta.servlet.http.HttpServletRequest;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
@@ -44,9 +45,11 @@ class OperationsController {
         this.access = access;
     }
 
+    /** The reference's {@code ok}; {@code degraded: <reason>} (still 200: the server answers) while the pool is pinned. */
     @GetMapping(path = "/health", produces = MediaType.TEXT_PLAIN_VALUE)
     String health() {
-        return "ok";
+        String pinned = PoolHealthIndicator.pinnedReason(engine);
+        return pinned == null ? "ok" : "degraded: pool: " + pinned;
     }
 
     @GetMapping(path = "/metrics", produces = "text/plain; version=0.0.4; charset=utf-8")
