@@ -7,9 +7,11 @@ import io.pegaflow.edge.metrics.CatalogMeters;
 import io.pegaflow.edge.rpc.EdgeInterceptor;
 import io.pegaflow.edge.rpc.InternalErrorLog;
 import io.pegaflow.edge.rpc.RpcMetricsInterceptor;
+import io.pegaflow.kernel.agent.NanoClock;
 import io.pegaflow.proto.EngineGrpc;
 import io.pegaflow.proto.ext.push.PdPushGrpc;
 import io.pegaflow.server.metrics.ServerMetric;
+import java.time.Duration;
 import java.util.Set;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -70,6 +72,16 @@ class GrpcEdgeConfiguration {
         int window = transport.flowControlWindowBytes();
         return builder -> builder.maxConcurrentCallsPerConnection(transport.maxConcurrentCallsPerConnection())
                 .flowControlWindow(window);
+    }
+
+    /** Ends calls whose one request message never completes (decision 0030 §3). */
+    @Bean(destroyMethod = "close")
+    IncompleteMessageTimeout incompleteMessageTimeout(GrpcTransportProperties transport) {
+        Duration timeout = transport.incompleteMessageTimeout();
+        if (timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("pega.grpc.incomplete-message-timeout: " + timeout + " (expected: > 0)");
+        }
+        return new IncompleteMessageTimeout(timeout, NanoClock.SYSTEM);
     }
 
     /** Works out a connection's {@link CallerIdentity} once, when it is ready. */

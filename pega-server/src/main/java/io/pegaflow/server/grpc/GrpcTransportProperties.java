@@ -3,6 +3,7 @@ package io.pegaflow.server.grpc;
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
+import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.util.unit.DataSize;
@@ -19,12 +20,15 @@ import org.springframework.validation.annotation.Validated;
  *     Session and one call per request in flight, far fewer
  * @param flowControlWindow the HTTP/2 flow-control window of a stream, so a stream whose bytes the server has not read
  *     yet holds at most this much unread
+ * @param incompleteMessageTimeout how long a unary or server-streaming call may wait for its one request message after
+ *     its headers; then it ends with DEADLINE_EXCEEDED and what it buffered is freed
  */
 @Validated
 @ConfigurationProperties("pega.grpc")
 public record GrpcTransportProperties(
         @Min(1) @Max(Integer.MAX_VALUE) @DefaultValue("40") int maxConcurrentCallsPerConnection,
-        @NotNull @DefaultValue("1MB") DataSize flowControlWindow) {
+        @NotNull @DefaultValue("1MB") DataSize flowControlWindow,
+        @NotNull @DefaultValue("30s") Duration incompleteMessageTimeout) {
 
     /** The window in bytes, refused outside HTTP/2's 64 KiB .. 2^31-1 with a message naming the key. */
     public int flowControlWindowBytes() {
