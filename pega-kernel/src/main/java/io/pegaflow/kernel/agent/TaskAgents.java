@@ -74,11 +74,6 @@ public final class TaskAgents implements AutoCloseable {
         return queue.offer(job);
     }
 
-    /** Jobs waiting now (a snapshot). */
-    public int queued() {
-        return queue.size();
-    }
-
     /**
      * These workers as an {@link Executor} for callbacks that must run whatever happens (future completions): a task
      * the queue refuses (full, or closing) runs on the calling thread instead, so a completion is late, never lost.
