@@ -24,12 +24,10 @@ its figures say nothing about a GPU.
 
 import argparse
 import hashlib
-import json
 import multiprocessing as mp
 import os
 import queue
 import random
-import statistics
 import sys
 import threading
 import time
@@ -41,7 +39,7 @@ for p in (HERE, os.path.join(ROOT, "python"), os.path.join(ROOT, "python", "test
     sys.path.insert(0, p)
 
 from pd_push import BLOCK, HEAD, HIDDEN, KV_HEADS, LAYER_COLS, LAYERS, blocks_for, timeline_of  # noqa: E402
-from pegaflow_jvm_push.timeline import push_timing  # noqa: E402
+from pd_report import add_timing, finish, print_run, print_table, summary  # noqa: E402
 
 
 class TorchKv:
@@ -275,41 +273,24 @@ def main():
                    "mismatched_layers": verified.get(rid), "error": error}
             if ok:
                 t0, ready_ns = timing
-                on_device = [int(v) + offset for v in t["layerOnDeviceNanos"]]
-                timing_row = push_timing(t0, ready_ns, on_device, seen_ns[rid],
-                                         [blocks_for(tokens) * kv_layer_bytes] * LAYERS)
-                row.update(forward_ms=timing_row.forward_ms, added_ms=timing_row.added_ms,
-                           overlap_bytes=timing_row.overlap_bytes, overlap_time=timing_row.overlap_time,
-                           max_layer_lag_ms=max(timing_row.layer_lag_ms))
-            print(f"run tokens={tokens} #{run}{' (warm-up)' if run == 0 else ''}: "
-                  + json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in row.items()}), flush=True)
+                add_timing(row, t0, ready_ns, [int(v) + offset for v in t["layerOnDeviceNanos"]], seen_ns[rid],
+                           [blocks_for(tokens) * kv_layer_bytes] * LAYERS)
+            print_run(row, run)
             if not ok:
                 failures += 1
             elif run > 0:
                 rows.append(row)
-        if rows:
-            med = {k: statistics.median(x[k] for x in rows)
-                   for k in ("forward_ms", "added_ms", "overlap_bytes", "overlap_time", "max_layer_lag_ms")}
-            results.append({"tokens": tokens, "kv_MiB": blocks_for(tokens) * kv_layer_bytes * LAYERS / 2**20,
-                            "runs": len(rows), **med, "rows": rows})
+        result = summary(tokens, blocks_for(tokens) * kv_layer_bytes * LAYERS / 2**20, rows)
+        if result:
+            results.append(result)
     p_conn.send(("stop",))
     child.join(30)
     decode.shutdown()
     kv.close()
     gpu = torch.cuda.get_device_name(0) if args.device == "cuda" else "CPU smoke run, not a GPU figure"
-    print(f"\ntokens | KV MiB | forward ms | added ms | overlap (bytes) | overlap (time) | max layer lag ms   "
-          f"[{gpu}, through PdConnector, pega.pd.transports={args.label}, median of {args.runs}]")
-    print("---|---|---|---|---|---|---")
-    for x in results:
-        print(f"| {x['tokens']} | {x['kv_MiB']:.0f} | {x['forward_ms']:.1f} | {x['added_ms']:.1f} | "
-              f"{x['overlap_bytes'] * 100:.0f}% | {x['overlap_time'] * 100:.0f}% | {x['max_layer_lag_ms']:.1f} |")
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump({"gpu": gpu, "label": args.label, "runs": args.runs, "driver": "connector",
-                       "results": results, "failures": failures}, f, indent=1)
-    if failures:
-        print(f"FAIL: {failures} runs failed", flush=True)
-    return 1 if failures else 0
+    print_table(results, f"{gpu}, through PdConnector, pega.pd.transports={args.label}, median of {args.runs}")
+    return finish(args.out, {"gpu": gpu, "label": args.label, "runs": args.runs, "driver": "connector",
+                             "results": results}, failures)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,6 @@ import os
 import pickle
 import queue
 import random
-import statistics
 import sys
 import threading
 import time
@@ -35,7 +34,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
 
-from pegaflow_jvm_push.timeline import clock_offset, find_timeline, push_timing  # noqa: E402
+from pegaflow_jvm_push.timeline import clock_offset, find_timeline  # noqa: E402
+from pd_report import add_timing, finish, print_run, print_table, summary  # noqa: E402
 
 LAYERS, BLOCK, KV_HEADS, HEAD = 36, 16, 8, 128
 BLOCK_BYTES = BLOCK * KV_HEADS * HEAD * 2  # one K (or V) segment of a block, bf16
@@ -244,22 +244,16 @@ def main():
             row = {"tokens": tokens, "run": run, "ok": bool(ok), "verdict": verdict, "push_state": pushed,
                    "mismatched_layers": mismatched, "clock_offset_ns": offset, "clock_uncertainty_ns": err}
             if ok:
-                on_device = [int(v) + offset for v in t["layerOnDeviceNanos"]]
-                timing = push_timing(t0, ready_ns, on_device, done_ns, [blocks * kv_layer_bytes] * LAYERS)
-                row.update(forward_ms=timing.forward_ms, added_ms=timing.added_ms,
-                           overlap_bytes=timing.overlap_bytes, overlap_time=timing.overlap_time,
-                           max_layer_lag_ms=max(timing.layer_lag_ms))
-            print(f"run tokens={tokens} #{run}{' (warm-up)' if run == 0 else ''}: "
-                  + json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in row.items()}), flush=True)
+                add_timing(row, t0, ready_ns, [int(v) + offset for v in t["layerOnDeviceNanos"]], done_ns,
+                           [blocks * kv_layer_bytes] * LAYERS)
+            print_run(row, run)
             if not ok:
                 failures += 1
             elif run > 0:
                 rows.append(row)
-        if rows:
-            med = {k: statistics.median(r[k] for r in rows)
-                   for k in ("forward_ms", "added_ms", "overlap_bytes", "overlap_time", "max_layer_lag_ms")}
-            results.append({"tokens": tokens, "kv_MiB": blocks * kv_layer_bytes * LAYERS / 2**20, "runs": len(rows),
-                            **med, "rows": rows})
+        result = summary(tokens, blocks * kv_layer_bytes * LAYERS / 2**20, rows)
+        if result:
+            results.append(result)
     for c in (p_conn, d_conn):
         c.send(("stop",))
     for w in workers:
@@ -267,19 +261,8 @@ def main():
     import torch
 
     gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "?"
-    print(f"\ntokens | KV MiB | forward ms | added ms | overlap (bytes) | overlap (time) | max layer lag ms   "
-          f"[{gpu}, pega.pd.transports={args.label}, median of {args.runs}]")
-    print("---|---|---|---|---|---|---")
-    for r in results:
-        print(f"| {r['tokens']} | {r['kv_MiB']:.0f} | {r['forward_ms']:.1f} | {r['added_ms']:.1f} | "
-              f"{r['overlap_bytes'] * 100:.0f}% | {r['overlap_time'] * 100:.0f}% | {r['max_layer_lag_ms']:.1f} |")
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump({"gpu": gpu, "label": args.label, "runs": args.runs, "results": results,
-                       "failures": failures}, f, indent=1)
-    if failures:
-        print(f"FAIL: {failures} runs failed", flush=True)
-    return 1 if failures else 0
+    print_table(results, f"{gpu}, pega.pd.transports={args.label}, median of {args.runs}")
+    return finish(args.out, {"gpu": gpu, "label": args.label, "runs": args.runs, "results": results}, failures)
 
 
 if __name__ == "__main__":
