@@ -25,7 +25,7 @@ import java.util.function.Consumer;
  *
  * <p>Thread-safe. Every operation is a short, bounded walk (a query prefix, one insert batch, one eviction batch).
  */
-public sealed interface BlockCache extends CacheView permits LruBlockCache, TinyLfuBlockCache {
+public sealed interface BlockCache extends CacheView permits LockedBlockCache {
 
     /** Plain LRU order behind {@code admission} ({@link AdmissionPolicy#ALWAYS} for none). */
     static BlockCache lru(AdmissionPolicy admission) {

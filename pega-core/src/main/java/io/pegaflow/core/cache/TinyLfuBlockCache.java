@@ -7,12 +7,11 @@ import com.github.benmanes.caffeine.cache.RemovalCause;
 import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.SealedBlock;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentMap;
-import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
@@ -40,10 +39,8 @@ import org.jspecify.annotations.Nullable;
  *       path skips them, and one Caffeine picks at insert time is put back at once.
  * </ul>
  *
- * <p>Concurrency: one lock around every operation, as in {@link LruBlockCache}. A lookup's retain and an eviction's
- * "is anyone else holding it?" check must not interleave, or a block leased between the check and the removal would
- * be removed while leased; the lock makes the pair exact and keeps the listener's bookkeeping on the thread that
- * holds it. Caffeine's own lock is then never contended.
+ * <p>Concurrency: {@link LockedBlockCache}'s one lock around every operation; it also keeps the listener's
+ * bookkeeping on the thread that holds it, so Caffeine's own lock is never contended.
  *
  * <p>Caffeine's work, and where it runs: a hit costs a hash lookup and an offer to Caffeine's read buffer (the
  * reordering is applied in batches when the buffer fills, not per hit); membership checks ({@link #contains},
@@ -51,20 +48,18 @@ import org.jspecify.annotations.Nullable;
  * worker and the tier fetches, not on a request thread; the victim walk runs only after an allocation failed. See
  * {@code docs/decisions/0026-caffeine-tinylfu-policy.md}.
  */
-final class TinyLfuBlockCache implements BlockCache {
+final class TinyLfuBlockCache extends LockedBlockCache {
     /** Put-back rounds for referenced victims before the batch's newcomers make way. */
     static final int PUT_BACK_ROUNDS = 4;
 
     /** The share of the pool the index may hold; the rest is room for Saves in flight (measured: 7/8). */
     static final double TIER_SHARE = 0.875;
 
-    private final ReentrantLock lock = new ReentrantLock();
     private final Cache<BlockKey, SealedBlock> cache;
     private final ConcurrentMap<BlockKey, SealedBlock> map;
     private final Policy.Eviction<BlockKey, SealedBlock> eviction;
     private final Consumer<EvictedBlocks> onEvicted;
     // guarded by lock; the removal listener runs inline (Runnable::run) under it
-    private long residentBytes;
     private List<Map.Entry<BlockKey, SealedBlock>> removed = new ArrayList<>();
     private long referencedEvictions;
 
@@ -114,81 +109,23 @@ final class TinyLfuBlockCache implements BlockCache {
         return out;
     }
 
+    /** A hit is offered to Caffeine's read buffer (the policy reorders in batches). */
     @Override
-    public boolean contains(BlockKey key) {
-        lock.lock();
-        try {
-            return map.containsKey(key);
-        } finally {
-            lock.unlock();
-        }
+    @Nullable
+    SealedBlock hitLocked(BlockKey key) {
+        return cache.getIfPresent(key);
     }
 
+    /** The map view: records nothing. */
     @Override
-    public void markResident(List<BlockKey> keys, boolean[] resident) {
-        lock.lock();
-        try {
-            for (int i = 0; i < keys.size(); i++) {
-                resident[i] = map.containsKey(keys.get(i));
-            }
-        } finally {
-            lock.unlock();
-        }
+    boolean containsLocked(BlockKey key) {
+        return map.containsKey(key);
     }
 
+    /** In the map's order (no policy walk: the consumers announce keys, order does not matter to them). */
     @Override
-    public int prefix(List<BlockKey> keys, SealedBlock[] out) {
-        lock.lock();
-        try {
-            int n = keys.size();
-            for (int i = 0; i < n; i++) {
-                SealedBlock block = cache.getIfPresent(keys.get(i));
-                if (block == null) {
-                    return i;
-                }
-                block.retain();
-                out[i] = block;
-            }
-            return n;
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    @Override
-    public int each(List<BlockKey> keys, SealedBlock[] out) {
-        lock.lock();
-        try {
-            int hits = 0;
-            for (int i = 0; i < keys.size(); i++) {
-                BlockKey key = keys.get(i);
-                SealedBlock block = cache.getIfPresent(key);
-                if (block != null) {
-                    block.retain();
-                    out[i] = block;
-                    hits++;
-                }
-            }
-            return hits;
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    @Override
-    public void lookupEach(List<BlockKey> keys, BiConsumer<BlockKey, SealedBlock> sink) {
-        lock.lock();
-        try {
-            for (BlockKey key : keys) {
-                SealedBlock block = cache.getIfPresent(key);
-                if (block != null) {
-                    block.retain();
-                    sink.accept(key, block);
-                }
-            }
-        } finally {
-            lock.unlock();
-        }
+    Collection<BlockKey> keysLocked() {
+        return map.keySet();
     }
 
     /**
@@ -324,41 +261,6 @@ final class TinyLfuBlockCache implements BlockCache {
         try {
             cache.invalidateAll();
             return takeRemoved();
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /** In the map's order (no policy walk: the consumers announce keys, order does not matter to them). */
-    @Override
-    public void forEachKeyBatch(int batchSize, Consumer<List<BlockKey>> consumer) {
-        List<BlockKey> snapshot;
-        lock.lock();
-        try {
-            snapshot = List.copyOf(map.keySet());
-        } finally {
-            lock.unlock();
-        }
-        for (int from = 0; from < snapshot.size(); from += batchSize) {
-            consumer.accept(snapshot.subList(from, Math.min(snapshot.size(), from + batchSize)));
-        }
-    }
-
-    @Override
-    public int size() {
-        lock.lock();
-        try {
-            return map.size();
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    @Override
-    public long residentBytes() {
-        lock.lock();
-        try {
-            return residentBytes;
         } finally {
             lock.unlock();
         }
