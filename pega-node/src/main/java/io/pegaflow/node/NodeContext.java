@@ -3,15 +3,17 @@ package io.pegaflow.node;
 import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.engine.EngineConfig;
 import io.pegaflow.core.engine.EngineContext;
-import io.pegaflow.core.tier.BackingTier;
 import io.pegaflow.kernel.agent.AgentGroup;
 import io.pegaflow.kernel.agent.NanoClock;
 import io.pegaflow.kernel.memory.MemoryRegionInfo;
+import io.pegaflow.node.remote.PeerBlocks;
+import io.pegaflow.node.remote.RemoteConfig;
+import io.pegaflow.node.remote.RemoteFetchTier;
 import io.pegaflow.push.PushConfig;
 import io.pegaflow.push.layout.HandshakeSeal;
 import io.pegaflow.push.prefill.DecodeLink;
+import io.pegaflow.transfer.PeerId;
 import io.pegaflow.transfer.TransferConfig;
-import io.pegaflow.transfer.TransferEngine;
 import io.pegaflow.transfer.TransferKeys;
 import java.util.List;
 import java.util.Objects;
@@ -32,11 +34,23 @@ public final class NodeContext {
         DeviceBackend create(List<MemoryRegionInfo> poolRegions);
     }
 
-    /** Makes the remote tier over the node's P2P transfer engine; the engine owns and closes the tier. */
-    @FunctionalInterface
-    public interface RemoteTierFactory {
-        BackingTier create(TransferEngine transfers);
-    }
+    /**
+     * The remote tier: fetches RAM and SSD misses from peers over the node's P2P transfer engine. The node builds it
+     * and is its one owner.
+     *
+     * @param config deadlines and the fetch size
+     * @param owners who owns which prefix (the metaserver)
+     * @param peers how the tier reaches owners (gRPC in pega-server); the node owns it from launch and closes it once
+     *     (through the tier, or itself when the launch fails before the tier exists)
+     * @param self this node's advertised address: the requester id peers see, and the owner entry to skip
+     * @param connected told of each peer once a handshake with it succeeded
+     */
+    public record Remote(
+            RemoteConfig config,
+            RemoteFetchTier.OwnerDirectory owners,
+            PeerBlocks peers,
+            String self,
+            Consumer<PeerId> connected) {}
 
     /**
      * A UCX engine of the node.
@@ -65,7 +79,7 @@ public final class NodeContext {
     private AgentGroup agents = new AgentGroup();
     private Consumer<EngineContext> engineSetup = c -> {};
     private @Nullable Ucx p2p;
-    private @Nullable RemoteTierFactory remoteTier;
+    private @Nullable Remote remote;
     private @Nullable Push push;
     private boolean concluded;
 
@@ -105,8 +119,9 @@ public final class NodeContext {
         return this;
     }
 
-    public NodeContext remoteTier(RemoteTierFactory factory) {
-        this.remoteTier = factory;
+    /** Adds the remote tier, which needs {@link #p2p P2P transfers}; it comes last in the tier chain. */
+    public NodeContext remote(Remote remote) {
+        this.remote = remote;
         return this;
     }
 
@@ -130,7 +145,7 @@ public final class NodeContext {
         if (backend == null) {
             throw new IllegalArgumentException("node: no device backend");
         }
-        if (remoteTier != null && p2p == null) {
+        if (remote != null && p2p == null) {
             throw new IllegalArgumentException("node: the remote tier fetches over P2P transfers, which are off");
         }
         concluded = true;
@@ -163,8 +178,8 @@ public final class NodeContext {
     }
 
     @Nullable
-    RemoteTierFactory remoteTierFactory() {
-        return remoteTier;
+    Remote remote() {
+        return remote;
     }
 
     @Nullable

@@ -4,8 +4,9 @@ import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.engine.EngineContext;
 import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.core.memory.PinnedMemoryPool;
-import io.pegaflow.core.tier.BackingTier;
 import io.pegaflow.kernel.agent.AgentGroup;
+import io.pegaflow.node.remote.PeerBlocks;
+import io.pegaflow.node.remote.RemoteFetchTier;
 import io.pegaflow.push.PushEngine;
 import io.pegaflow.transfer.TransferEngine;
 import io.pegaflow.transfer.ucx.UcxSharedMemory;
@@ -26,7 +27,8 @@ import org.slf4j.LoggerFactory;
  *       transports (decision 0019): peers on this host then attach the pool instead of copying through a socket;
  *   <li>the pinned pool, then the device backend over its regions;
  *   <li>the P2P transfer engine over the pool's regions, and the remote tier over it;
- *   <li>the engine, which from here owns the pool, the backend and the tiers;
+ *   <li>the engine, which from here owns the pool, the backend and the tiers the application added (the remote tier
+ *       it only borrows: the node owns it, since it must stop before the transfer engine closes);
  *   <li>the push engine, on the engine's staging allocator and registrations, with its own UCX engine (on the pool's
  *       context when its NICs and transports are the same).
  * </ol>
@@ -40,7 +42,7 @@ public final class PegaNode implements AutoCloseable {
 
     private final PegaEngine engine;
     private final @Nullable TransferEngine transfers;
-    private final @Nullable BackingTier remote;
+    private final @Nullable RemoteFetchTier remote;
     private final @Nullable PushEngine push;
     private final @Nullable UcxSharedMemory poolMemory;
     private final AgentGroup agents;
@@ -52,7 +54,7 @@ public final class PegaNode implements AutoCloseable {
     private PegaNode(
             PegaEngine engine,
             @Nullable TransferEngine transfers,
-            @Nullable BackingTier remote,
+            @Nullable RemoteFetchTier remote,
             @Nullable PushEngine push,
             @Nullable UcxSharedMemory poolMemory,
             AgentGroup agents,
@@ -108,8 +110,12 @@ public final class PegaNode implements AutoCloseable {
         @Nullable
         TransferEngine transfers;
 
+        /** The remote tier's peer port until the tier takes it over; null from then on. */
         @Nullable
-        BackingTier remote;
+        PeerBlocks peers;
+
+        @Nullable
+        RemoteFetchTier remote;
 
         @Nullable
         PegaEngine engine;
@@ -118,6 +124,8 @@ public final class PegaNode implements AutoCloseable {
         PushEngine push;
 
         void build(NodeContext ctx) {
+            NodeContext.Remote remoteSettings = ctx.remote();
+            peers = remoteSettings == null ? null : remoteSettings.peers();
             NodeContext.Ucx p2p = ctx.p2p();
             NodeContext.Push pushSettings = ctx.pushSettings();
             if (p2p != null && p2p.allocatesPool()) {
@@ -142,9 +150,16 @@ public final class PegaNode implements AutoCloseable {
                 TransferEngine t = UcxStep.run(
                         p2p.keys(), () -> UcxTransferEngine.open(p2p.config(), shared, mapped.regions(), ctx.clock()));
                 transfers = t;
-                NodeContext.RemoteTierFactory factory = ctx.remoteTierFactory();
-                if (factory != null) {
-                    remote = factory.create(t);
+                if (remoteSettings != null) {
+                    remote = new RemoteFetchTier(
+                            remoteSettings.owners(),
+                            t,
+                            remoteSettings.self(),
+                            remoteSettings.config(),
+                            ctx.clock(),
+                            remoteSettings.peers(),
+                            remoteSettings.connected());
+                    peers = null; // the tier closes it
                 }
             }
 
@@ -156,7 +171,7 @@ public final class PegaNode implements AutoCloseable {
                     .agents(ctx.agents());
             ctx.engineSetup().accept(engineContext);
             if (remote != null) {
-                engineContext.tier(remote);
+                engineContext.tier(new LentTier(remote));
             }
             pool = null;
             backend = null;
@@ -209,15 +224,17 @@ public final class PegaNode implements AutoCloseable {
 
         /**
          * The one close order: the push engine (its staging goes back to the pool, its UCX engine closes); the remote
-         * tier, so no fetch starts a get on a transfer engine that is going away (the engine closes it again, a
-         * no-op); the P2P transfer engine, whose registrations of the pool go before the pool unmaps; the engine
+         * tier, so no fetch starts a get on a transfer engine that is going away (the engine only borrowed it, so
+         * this is its one close), or its peer port when the launch failed before the tier took it; the P2P transfer
+         * engine, whose registrations of the pool go before the pool unmaps; the engine
          * (tiers, backend, pool), or the pool and backend it never took over; last the UCX contexts, once the pool
          * handed their shards back.
          */
         Deque<AutoCloseable> closeOrder() {
             Deque<AutoCloseable> order = new ArrayDeque<>();
             for (AutoCloseable part :
-                    new AutoCloseable[] {push, remote, transfers, engine, backend, pool, pushContext, p2pContext}) {
+                    new AutoCloseable[] {push, remote, peers, transfers, engine, backend, pool, pushContext, p2pContext
+                    }) {
                 if (part != null) {
                     order.addLast(part);
                 }
@@ -247,8 +264,8 @@ public final class PegaNode implements AutoCloseable {
         return Optional.ofNullable(transfers);
     }
 
-    /** The remote tier the node added to the engine, when P2P transfers and a remote tier factory were given. */
-    public Optional<BackingTier> remoteTier() {
+    /** The remote tier the node built and lent to the engine, when P2P transfers and a remote tier were given. */
+    public Optional<RemoteFetchTier> remoteTier() {
         return Optional.ofNullable(remote);
     }
 

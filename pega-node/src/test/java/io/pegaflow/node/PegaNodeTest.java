@@ -1,24 +1,29 @@
 package io.pegaflow.node;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pegaflow.core.block.BlockKey;
-import io.pegaflow.core.block.SealedBlock;
 import io.pegaflow.core.device.host.HostDeviceBackend;
 import io.pegaflow.core.engine.EngineConfig;
 import io.pegaflow.core.memory.PoolConfig;
 import io.pegaflow.core.tier.BackingTier;
-import io.pegaflow.core.tier.ReclaimingAllocator;
+import io.pegaflow.node.remote.PeerBlocks;
+import io.pegaflow.node.remote.RemoteConfig;
+import io.pegaflow.node.remote.RemoteFetchTier;
 import io.pegaflow.push.PushConfig;
 import io.pegaflow.push.grpc.GrpcDecodeLink;
 import io.pegaflow.push.layout.HandshakeSeal;
+import io.pegaflow.transfer.PeerId;
 import io.pegaflow.transfer.TransferConfig;
 import io.pegaflow.transfer.TransferKeys;
 import io.pegaflow.transfer.ucx.UcxSharedMemory;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -98,19 +103,22 @@ class PegaNodeTest {
         }
     }
 
-    /** A tier that counts its closes and serves nothing. */
-    static final class CountingTier implements BackingTier {
+    /** A peer port that counts its closes and reaches no peer. */
+    static final class CountingPeers implements PeerBlocks {
         final AtomicInteger closes = new AtomicInteger();
 
         @Override
-        public String tierName() {
-            return "counting";
+        public byte[] handshake(PeerId peer, String requesterId, byte[] descriptor, long timeoutNanos) {
+            throw new IllegalStateException("no peer here");
         }
 
         @Override
-        public CompletableFuture<List<SealedBlock>> fetchPrefix(List<BlockKey> keys, ReclaimingAllocator memory) {
-            return CompletableFuture.completedFuture(List.of());
+        public Grant lock(PeerId peer, String namespace, List<byte[]> hashes, String requesterId, long timeoutNanos) {
+            throw new IllegalStateException("no peer here");
         }
+
+        @Override
+        public void release(PeerId peer, String session, long timeoutNanos) {}
 
         @Override
         public void close() {
@@ -118,30 +126,70 @@ class PegaNodeTest {
         }
     }
 
+    private static NodeContext.Remote remote(PeerBlocks peers) {
+        return new NodeContext.Remote(
+                new RemoteConfig(Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(1), 16),
+                (namespace, hashes) -> List.of(),
+                peers,
+                "127.0.0.1:1",
+                peer -> {});
+    }
+
     @Test
-    void shouldCloseTheRemoteTierBeforeTheTransferEngine() {
-        CountingTier tier = new CountingTier();
-        PegaNode node = PegaNode.launch(hostNode().p2p(p2p("tcp")).remoteTier(transfers -> tier));
-        assertThat(node.remoteTier()).containsSame(tier);
+    void shouldCloseTheRemoteTierOnceBeforeTheTransferEngine() throws Exception {
+        CountingPeers peers = new CountingPeers();
+        PegaNode node = PegaNode.launch(hostNode().p2p(p2p("tcp")).remote(remote(peers)));
+        RemoteFetchTier tier = node.remoteTier().orElseThrow();
+        assertThat(node.engine().tierNames()).containsExactly(RemoteFetchTier.NAME);
         node.close();
         node.close(); // idempotent: nothing closes twice through the node
-        assertThat(tier.closes.get())
-                .as("the node stops it, the engine's close is a second, harmless one")
-                .isBetween(1, 2);
+        assertThat(peers.closes.get())
+                .as("one owner, one close: the node closes the tier, the engine only borrowed it")
+                .isEqualTo(1);
+        assertThat(tier.fetchPrefix(List.of(new BlockKey("ns", new byte[] {1})), bytes -> null)
+                        .get(5, TimeUnit.SECONDS))
+                .as("a closed tier fetches nothing")
+                .isEmpty();
     }
 
     @Test
     void shouldCloseWhatItBuiltWhenALaterStepFails() {
-        CountingTier tier = new CountingTier();
-        NodeContext ctx =
-                hostNode().p2p(p2p("tcp")).remoteTier(transfers -> tier).push(push("pega-no-such-nic0", "tcp"));
+        CountingPeers peers = new CountingPeers();
+        NodeContext ctx = hostNode().p2p(p2p("tcp")).remote(remote(peers)).push(push("pega-no-such-nic0", "tcp"));
         assertThatThrownBy(() -> PegaNode.launch(ctx))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageStartingWith("pega.pd.nics");
-        assertThat(tier.closes.get()).as("the engine and its tiers were closed").isPositive();
+        assertThat(peers.closes.get())
+                .as("the engine and its tiers were closed")
+                .isEqualTo(1);
         // and the node can be built again at once: no port, segment or context was left behind
         try (PegaNode again = PegaNode.launch(hostNode().p2p(p2p("tcp")))) {
             assertThat(again.transfers()).isPresent();
+        }
+    }
+
+    @Test
+    void shouldCloseThePeerPortWhenTheLaunchFailsBeforeTheTierExists() {
+        CountingPeers peers = new CountingPeers();
+        NodeContext ctx = hostNode()
+                .p2p(new NodeContext.Ucx(
+                        TransferConfig.of("pega-no-such-nic0", 2, "tcp", TransferKeys.RDMA), TransferKeys.RDMA, true))
+                .remote(remote(peers));
+        assertThatThrownBy(() -> PegaNode.launch(ctx))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("pega.rdma.nics");
+        assertThat(peers.closes.get()).as("the node took it over at launch").isEqualTo(1);
+    }
+
+    @Test
+    void shouldLendTheEngineEveryMethodOfTheTierButClose() {
+        // a method BackingTier gains must be forwarded, or the engine would see the default instead of the tier's
+        for (Method m : BackingTier.class.getMethods()) {
+            if (!Modifier.isStatic(m.getModifiers())) {
+                assertThatCode(() -> LentTier.class.getDeclaredMethod(m.getName(), m.getParameterTypes()))
+                        .as("LentTier overrides %s", m.getName())
+                        .doesNotThrowAnyException();
+            }
         }
     }
 
@@ -150,7 +198,7 @@ class PegaNodeTest {
         assertThatThrownBy(() -> PegaNode.launch(new NodeContext()))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("engine");
-        assertThatThrownBy(() -> PegaNode.launch(hostNode().remoteTier(t -> new CountingTier())))
+        assertThatThrownBy(() -> PegaNode.launch(hostNode().remote(remote(new CountingPeers()))))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("P2P");
     }

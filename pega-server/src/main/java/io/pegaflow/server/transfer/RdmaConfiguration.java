@@ -8,6 +8,8 @@ import io.pegaflow.kernel.agent.NanoClock;
 import io.pegaflow.node.NodeContext;
 import io.pegaflow.node.PegaNode;
 import io.pegaflow.node.UcxStep;
+import io.pegaflow.node.remote.RemoteFetchStats;
+import io.pegaflow.node.remote.RemoteFetchTier;
 import io.pegaflow.server.config.NodeCustomizer;
 import io.pegaflow.server.metrics.ServerMetric;
 import io.pegaflow.transfer.TransferConfig;
@@ -99,7 +101,7 @@ public class RdmaConfiguration {
                     ServerMetric.PEGAFLOW_TRANSFER_LOCK_BROKEN,
                     engine,
                     e -> e.transferLockStats().broken());
-            RemoteFetchTier tier = RemoteTierConfiguration.of(node).orElse(null);
+            RemoteFetchTier tier = node.remoteTier().orElse(null);
             if (tier == null) {
                 return;
             }
@@ -118,8 +120,7 @@ public class RdmaConfiguration {
     /** What {@code GET /transfer} shows; the admin UI may read it too. */
     @Bean
     TransferStatusView transferStatusView(TransferEngine transfers, PegaEngine engine, PegaNode node) {
-        return new TransferStatusView(
-                transfers, engine, RemoteTierConfiguration.of(node).orElse(null));
+        return new TransferStatusView(transfers, engine, node.remoteTier().orElse(null));
     }
 
     /** @throws IllegalArgumentException naming the key whose value UCX refused */

@@ -1,5 +1,6 @@
 package io.pegaflow.server.transfer;
 
+import io.pegaflow.node.remote.RemoteConfig;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
 import java.time.Duration;
@@ -59,6 +60,11 @@ public record RdmaProperties(
         }
         Duration derived = transferLockTimeout.minusSeconds(60);
         return derived.compareTo(Duration.ofSeconds(10)) < 0 ? Duration.ofSeconds(10) : derived;
+    }
+
+    /** The remote tier's settings. */
+    public RemoteConfig remoteConfig() {
+        return new RemoteConfig(connectTimeout, rpcTimeout, effectiveTransferTimeout(), maxFetchBlocks);
     }
 
     /** Refuses values that cannot work with an {@link IllegalArgumentException} whose message starts with the key. */

@@ -1,14 +1,11 @@
 package io.pegaflow.server.transfer;
 
 import io.pegaflow.edge.access.ClusterCredential;
-import io.pegaflow.kernel.agent.NanoClock;
-import io.pegaflow.node.PegaNode;
-import io.pegaflow.proto.NodePrefixResult;
+import io.pegaflow.node.NodeContext;
 import io.pegaflow.server.config.NodeCustomizer;
+import io.pegaflow.server.internode.GrpcPeerBlocks;
 import io.pegaflow.server.internode.MetaserverClient;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Optional;
+import io.pegaflow.server.internode.MetaserverOwners;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
@@ -39,35 +36,22 @@ public class RemoteTierConfiguration {
         }
     }
 
-    /** The node builds the tier over its transfer engine and adds it after SSD; the engine closes it. */
+    /**
+     * The node builds the tier over its transfer engine, adds it after SSD and closes it; this supplies its settings
+     * and its gRPC ports (the peers and the metaserver).
+     */
     @Bean
     NodeCustomizer remoteTierNode(
             MetaserverClient metaserver,
             RdmaProperties rdma,
             ObjectProvider<TransferMeters> meters,
             ClusterCredential credential) {
-        return node -> node.remoteTier(transfers -> new RemoteFetchTier(
-                (namespace, hashes) -> owners(metaserver.queryPrefix(namespace, hashes, rdma.rpcTimeout())),
-                transfers,
+        return node -> node.remote(new NodeContext.Remote(
+                rdma.remoteConfig(),
+                new MetaserverOwners(metaserver, rdma.rpcTimeout()),
+                new GrpcPeerBlocks(credential.attach()), // the node owns and closes it
                 metaserver.advertiseAddr(),
-                rdma,
-                NanoClock.SYSTEM,
                 // looked up at the first handshake, once the node (and with it the meters) exists
-                peer -> meters.ifAvailable(m -> m.peerSeen(peer)),
-                credential.attach()));
-    }
-
-    /** The node's remote tier, when it has one (for metrics and {@code GET /transfer}). */
-    static Optional<RemoteFetchTier> of(PegaNode node) {
-        return node.remoteTier().map(RemoteFetchTier.class::cast);
-    }
-
-    private static List<RemoteFetchTier.Owner> owners(List<NodePrefixResult> nodes) {
-        List<RemoteFetchTier.Owner> out = new ArrayList<>(nodes.size());
-        for (NodePrefixResult n : nodes) {
-            out.add(new RemoteFetchTier.Owner(
-                    n.getNode(), (int) Math.min(Integer.toUnsignedLong(n.getPrefixLen()), Integer.MAX_VALUE)));
-        }
-        return out;
+                peer -> meters.ifAvailable(m -> m.peerSeen(peer))));
     }
 }

@@ -1,6 +1,7 @@
 package io.pegaflow.server.transfer;
 
 import io.pegaflow.core.lease.TransferLockTable;
+import io.pegaflow.node.remote.RemoteFetchStats;
 import io.pegaflow.transfer.TransferView;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;

@@ -1,6 +1,7 @@
 package io.pegaflow.server.transfer;
 
 import io.pegaflow.core.engine.PegaEngine;
+import io.pegaflow.node.remote.RemoteFetchTier;
 import io.pegaflow.transfer.TransferEngine;
 import org.jspecify.annotations.Nullable;
 

@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import com.google.protobuf.ByteString;
 import io.pegaflow.core.memory.PinnedAllocation;
 import io.pegaflow.kernel.plan.MergeRule;
+import io.pegaflow.node.remote.RemoteFetchTier;
 import io.pegaflow.proto.QueryBlocksForTransferRequest;
 import io.pegaflow.proto.QueryBlocksForTransferResponse;
 import io.pegaflow.proto.QueryResponse;

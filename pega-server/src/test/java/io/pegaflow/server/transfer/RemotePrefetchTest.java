@@ -8,6 +8,8 @@ import com.google.protobuf.ByteString;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.node.PegaNode;
+import io.pegaflow.node.remote.RemoteFetchStats;
+import io.pegaflow.node.remote.RemoteFetchTier;
 import io.pegaflow.proto.QueryReady;
 import io.pegaflow.proto.QueryResponse;
 import io.pegaflow.server.PegaServerApplication;
@@ -176,9 +178,8 @@ class RemotePrefetchTest {
             reader.unregister();
             owner.unregister();
         }
-        RemoteFetchStats stats = RemoteTierConfiguration.of(b.context().getBean(PegaNode.class))
-                .orElseThrow()
-                .stats();
+        RemoteFetchStats stats =
+                b.context().getBean(PegaNode.class).remoteTier().orElseThrow().stats();
         assertThat(stats.blocksFetched()).isGreaterThanOrEqualTo(8);
         assertThat(stats.running()).isZero();
 
@@ -235,9 +236,8 @@ class RemotePrefetchTest {
         List<ByteString> hashes = BlockPattern.hashes(93, 3);
         String gone = HOST + ":" + freePort();
         metaserver.plant(NAMESPACE, hashes, gone);
-        RemoteFetchStats stats = RemoteTierConfiguration.of(b.context().getBean(PegaNode.class))
-                .orElseThrow()
-                .stats();
+        RemoteFetchStats stats =
+                b.context().getBean(PegaNode.class).remoteTier().orElseThrow().stats();
         long handshakeFailures = stats.failures(RemoteFetchStats.Failure.HANDSHAKE);
         try (MockVllmWorker reader = worker(b, "reader-b3");
                 MockScheduler scheduler = MockScheduler.connect(HOST, b.port())) {

@@ -13,8 +13,12 @@ import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
 import io.pegaflow.edge.access.ClusterCredential;
 import io.pegaflow.kernel.agent.NanoClock;
+import io.pegaflow.node.remote.RemoteConfig;
+import io.pegaflow.node.remote.RemoteFetchStats;
+import io.pegaflow.node.remote.RemoteFetchTier;
 import io.pegaflow.server.config.EngineCustomizer;
 import io.pegaflow.server.grpc.GrpcPort;
+import io.pegaflow.server.internode.GrpcPeerBlocks;
 import io.pegaflow.sys.Posix;
 import io.pegaflow.testkit.BlockPattern;
 import io.pegaflow.testkit.KvLayout;
@@ -196,27 +200,28 @@ class TransferLockBoundTest {
         gets = new HeldGets(requesterEngine);
         String ownerAddress = HOST + ":" + port.port();
         // the requester's own settings: the defaults, which alone would let its gets run for 60 s
-        RdmaProperties requesterSettings = new RdmaProperties(
-                true,
-                "lo",
-                "tcp",
-                2,
-                Duration.ofSeconds(120),
-                null,
-                Duration.ofSeconds(10),
-                Duration.ofSeconds(5),
-                4096,
-                true,
-                0.25,
-                0.5);
+        RemoteConfig requesterSettings = new RdmaProperties(
+                        true,
+                        "lo",
+                        "tcp",
+                        2,
+                        Duration.ofSeconds(120),
+                        null,
+                        Duration.ofSeconds(10),
+                        Duration.ofSeconds(5),
+                        4096,
+                        true,
+                        0.25,
+                        0.5)
+                .remoteConfig();
         tier = new RemoteFetchTier(
                 (namespace, hashes) -> List.of(new RemoteFetchTier.Owner(ownerAddress, hashes.size())),
                 gets,
                 HOST + ":40111",
                 requesterSettings,
                 CLOCK,
-                peer -> {},
-                ClusterCredential.of("").attach());
+                new GrpcPeerBlocks(ClusterCredential.of("").attach()),
+                peer -> {});
     }
 
     @AfterEach

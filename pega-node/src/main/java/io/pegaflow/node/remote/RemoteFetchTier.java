@@ -1,8 +1,5 @@
-package io.pegaflow.server.transfer;
+package io.pegaflow.node.remote;
 
-import com.google.protobuf.ByteString;
-import io.grpc.ClientInterceptor;
-import io.grpc.stub.StreamObserver;
 import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.SealedBlock;
 import io.pegaflow.core.block.SlotData;
@@ -14,13 +11,10 @@ import io.pegaflow.kernel.agent.CommandQueue;
 import io.pegaflow.kernel.agent.NanoClock;
 import io.pegaflow.kernel.agent.TaskAgents;
 import io.pegaflow.kernel.plan.MergeRule;
-import io.pegaflow.proto.QueryBlocksForTransferRequest;
-import io.pegaflow.proto.QueryBlocksForTransferResponse;
-import io.pegaflow.proto.ReleaseTransferLockRequest;
-import io.pegaflow.proto.ReleaseTransferLockResponse;
-import io.pegaflow.proto.TransferBlockInfo;
-import io.pegaflow.proto.TransferSlotInfo;
-import io.pegaflow.server.transfer.RemoteFetchStats.Failure;
+import io.pegaflow.node.remote.PeerBlocks.Grant;
+import io.pegaflow.node.remote.PeerBlocks.LockedBlock;
+import io.pegaflow.node.remote.PeerBlocks.Slot;
+import io.pegaflow.node.remote.RemoteFetchStats.Failure;
 import io.pegaflow.transfer.PeerId;
 import io.pegaflow.transfer.TransferBatch;
 import io.pegaflow.transfer.TransferEngine;
@@ -33,6 +27,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -41,7 +36,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The {@code remote} tier (spec/cluster.md §3.1, steps 4–9): the blocks RAM and SSD could not supply, fetched from the
  * peer that owns the longest prefix of them. One fetch asks the metaserver for owners (dropping this node), handshakes
- * with the best one once, locks the blocks there with {@code QueryBlocksForTransfer}, gets their segments straight into
+ * with the best one once, locks the blocks there ({@link PeerBlocks#lock}, the reference's
+ * {@code QueryBlocksForTransfer}), gets their segments straight into
  * freshly allocated pool memory over the transfer engine, releases the lock, and rebuilds the blocks; the query path
  * inserts them into the RAM index (and the index announcements make this node an owner too).
  *
@@ -63,8 +59,10 @@ import org.slf4j.LoggerFactory;
  * completion grace can outlast the lock), counting {@link Failure#LOCK_EXPIRED}.
  *
  * <p>Fetches run on a few worker agents of their own ({@code pega-remote-fetch-i}, kernel {@link TaskAgents}: each waits
- * for RPCs and gets); when their queue is full a fetch is refused and counts as a miss. Ownership: the engine closes the tier; the tier closes its channels and its threads, not the
- * transfer engine (Spring closes that before the engine unmaps the pool).
+ * for RPCs and gets); when their queue is full a fetch is refused and counts as a miss.
+ *
+ * <p>Ownership: the node that built the tier closes it, once, before the transfer engine; the engine only lends it
+ * in its tier chain. The tier closes its worker agents and its {@link PeerBlocks}, not the transfer engine.
  */
 public final class RemoteFetchTier implements BackingTier {
     private static final Logger LOG = LoggerFactory.getLogger(RemoteFetchTier.class);
@@ -72,11 +70,11 @@ public final class RemoteFetchTier implements BackingTier {
     /** The reference's label for blocks from a peer: its dashboards select {@code tier="rdma"}. */
     public static final String NAME = "rdma";
     /** Blocks are grouped into allocations of about this size, so one fetch needs few allocations. */
-    static final long CHUNK_BYTES = 4L << 20;
+    public static final long CHUNK_BYTES = 4L << 20;
     /** Every rebuilt segment starts on a cache line. */
     static final long SEGMENT_ALIGNMENT = 64;
     /** Contiguous ranges (consecutive slots on both sides) merge into gets of at most this size. */
-    static final long MAX_GET_BYTES = 4L << 20;
+    public static final long MAX_GET_BYTES = 4L << 20;
 
     /** How long past the transfer timeout a batch may take to report (a dropped connection closing its endpoints). */
     static final long COMPLETION_GRACE_NANOS = TimeUnit.SECONDS.toNanos(20);
@@ -93,15 +91,15 @@ public final class RemoteFetchTier implements BackingTier {
 
     private final OwnerDirectory owners;
     private final TransferEngine transfers;
-    private final PeerLinks links;
+    private final PeerBlocks peers;
     private final PeerHandshakes handshakes;
     private final String self;
-    private final RdmaProperties settings;
+    private final RemoteConfig settings;
     private final NanoClock clock;
     private final RemoteFetchStats stats = new RemoteFetchStats();
     private final TaskAgents fetchers;
     private final AgentGroup agents = new AgentGroup();
-    private volatile boolean closed;
+    private final AtomicBoolean closed = new AtomicBoolean();
 
     /** Who owns which prefix: the metaserver's {@code QueryPrefixBlocks}. */
     @FunctionalInterface
@@ -113,23 +111,29 @@ public final class RemoteFetchTier implements BackingTier {
     /** A node (its advertised {@code host:port}) and how many leading hashes it holds. */
     public record Owner(String node, int prefixLength) {}
 
-    /** {@code self} is this node's advertised address: the requester id peers see, and the owner entry to skip. */
+    /**
+     * Starts the tier's fetch agents.
+     *
+     * @param self this node's advertised address: the requester id peers see, and the owner entry to skip
+     * @param peers how the tier reaches owners; the tier owns it from here and closes it
+     * @param connected told of each peer once a handshake with it succeeded
+     */
     public RemoteFetchTier(
             OwnerDirectory owners,
             TransferEngine transfers,
             String self,
-            RdmaProperties settings,
+            RemoteConfig settings,
             NanoClock clock,
-            Consumer<PeerId> connected,
-            ClientInterceptor credential) {
+            PeerBlocks peers,
+            Consumer<PeerId> connected) {
         this.owners = owners;
         this.transfers = transfers;
         this.self = self;
         this.settings = settings;
         this.clock = clock;
-        this.links = new PeerLinks(credential);
+        this.peers = peers;
         this.handshakes = new PeerHandshakes(
-                transfers, links, self, settings.connectTimeout().toNanos(), connected);
+                transfers, peers, self, settings.connectTimeout().toNanos(), connected);
         this.fetchers = new TaskAgents("pega-remote-fetch", THREADS, QUEUE, clock).start(agents);
     }
 
@@ -150,7 +154,7 @@ public final class RemoteFetchTier implements BackingTier {
 
     @Override
     public CompletableFuture<List<SealedBlock>> fetchPrefix(List<BlockKey> keys, ReclaimingAllocator memory) {
-        if (keys.isEmpty() || closed) {
+        if (keys.isEmpty() || closed.get()) {
             return CompletableFuture.completedFuture(List.of());
         }
         List<BlockKey> wanted = List.copyOf(keys.subList(0, Math.min(keys.size(), settings.maxFetchBlocks())));
@@ -204,18 +208,16 @@ public final class RemoteFetchTier implements BackingTier {
             LOG.warn("remote fetch: handshake with {} failed: {}", peer, e.toString());
             return List.of();
         }
-        QueryBlocksForTransferResponse grant;
+        Grant grant;
         // before the request leaves: the owner's lock, and its expiry, start after this
         long sent = clock.nanoTime();
         try {
-            grant = links.blocking(peer, settings.rpcTimeout().toNanos())
-                    .queryBlocksForTransfer(QueryBlocksForTransferRequest.newBuilder()
-                            .setNamespace(namespace)
-                            .addAllBlockHashes(hashes.subList(0, asked.size()).stream()
-                                    .map(ByteString::copyFrom)
-                                    .toList())
-                            .setRequesterId(self)
-                            .build());
+            grant = peers.lock(
+                    peer,
+                    namespace,
+                    hashes.subList(0, asked.size()),
+                    self,
+                    settings.rpcTimeout().toNanos());
         } catch (RuntimeException e) {
             stats.failed(Failure.QUERY);
             LOG.warn("remote fetch: QueryBlocksForTransfer to {} failed: {}", peer, e.toString());
@@ -229,7 +231,7 @@ public final class RemoteFetchTier implements BackingTier {
             }
             return got;
         } finally {
-            release(peer, grant.getTransferSessionId());
+            release(peer, grant.session());
         }
     }
 
@@ -237,8 +239,8 @@ public final class RemoteFetchTier implements BackingTier {
      * When, on this node's clock, the owner's lock may end: {@code sent} plus the lock timeout the owner reported, less
      * the margin. An owner that reported 0 (a lock under a second, or a peer that does not say) gives no time at all.
      */
-    static long lockDeadline(long sent, QueryBlocksForTransferResponse grant) {
-        long lock = TimeUnit.SECONDS.toNanos(Integer.toUnsignedLong(grant.getLockTimeoutSecs()));
+    static long lockDeadline(long sent, Grant grant) {
+        long lock = TimeUnit.SECONDS.toNanos(grant.lockTimeoutSeconds());
         return sent + lock - lock / LOCK_MARGIN_DIVISOR;
     }
 
@@ -258,11 +260,7 @@ public final class RemoteFetchTier implements BackingTier {
 
     /** The blocks of the grant that match the asked keys in order, got into local memory and rebuilt. */
     private List<SealedBlock> transfer(
-            PeerId peer,
-            List<BlockKey> asked,
-            QueryBlocksForTransferResponse grant,
-            ReclaimingAllocator memory,
-            long lockDeadline) {
+            PeerId peer, List<BlockKey> asked, Grant grant, ReclaimingAllocator memory, long lockDeadline) {
         int usable = usablePrefix(asked, grant);
         if (usable < asked.size()) {
             stats.failed(Failure.SHORT);
@@ -286,7 +284,7 @@ public final class RemoteFetchTier implements BackingTier {
             }
             List<SealedBlock> out = new ArrayList<>(completedBlocks);
             for (int b = 0; b < completedBlocks; b++) {
-                out.add(rebuild(grant.getBlocks(b), plan, b));
+                out.add(rebuild(grant.blocks().get(b), plan, b));
             }
             for (SealedBlock block : out) {
                 stats.bytes.add(block.footprintBytes());
@@ -309,17 +307,15 @@ public final class RemoteFetchTier implements BackingTier {
     }
 
     /** How many leading blocks of the grant are the asked keys, in order, with segments this node can rebuild. */
-    static int usablePrefix(List<BlockKey> asked, QueryBlocksForTransferResponse grant) {
-        int n = Math.min(asked.size(), grant.getBlocksCount());
-        int slots = n == 0 ? 0 : grant.getBlocks(0).getSlotsCount();
+    static int usablePrefix(List<BlockKey> asked, Grant grant) {
+        int n = Math.min(asked.size(), grant.blocks().size());
+        int slots = n == 0 ? 0 : grant.blocks().get(0).slots().size();
         for (int i = 0; i < n; i++) {
-            TransferBlockInfo b = grant.getBlocks(i);
-            if (!Arrays.equals(b.getBlockHash().toByteArray(), asked.get(i).hash())
-                    || b.getSlotsCount() != slots
-                    || slots == 0) {
+            LockedBlock b = grant.blocks().get(i);
+            if (!Arrays.equals(b.hash(), asked.get(i).hash()) || b.slots().size() != slots || slots == 0) {
                 return i;
             }
-            for (TransferSlotInfo s : b.getSlotsList()) {
+            for (Slot s : b.slots()) {
                 if (!rebuildable(s)) {
                     return i;
                 }
@@ -329,14 +325,14 @@ public final class RemoteFetchTier implements BackingTier {
     }
 
     /** Segment 0 present; segment 1 absent (contiguous) or as long as segment 0 (split K/V). */
-    static boolean rebuildable(TransferSlotInfo s) {
-        if (s.getKPtr() == 0 || s.getKSize() <= 0 || s.getKSize() > (1L << 40)) {
+    static boolean rebuildable(Slot s) {
+        if (s.kAddress() == 0 || s.kSize() <= 0 || s.kSize() > (1L << 40)) {
             return false;
         }
-        if (s.getVPtr() == 0 && s.getVSize() == 0) {
+        if (s.vAddress() == 0 && s.vSize() == 0) {
             return true;
         }
-        return s.getVPtr() != 0 && s.getVSize() == s.getKSize();
+        return s.vAddress() != 0 && s.vSize() == s.kSize();
     }
 
     /** Where each block's segments go: chunks allocated for whole blocks, in order, stopping at the first refusal. */
@@ -357,7 +353,7 @@ public final class RemoteFetchTier implements BackingTier {
         }
     }
 
-    private static Plan plan(QueryBlocksForTransferResponse grant, int usable, ReclaimingAllocator memory) {
+    private static Plan plan(Grant grant, int usable, ReclaimingAllocator memory) {
         Plan plan = new Plan(usable);
         int b = 0;
         while (b < usable) {
@@ -365,7 +361,7 @@ public final class RemoteFetchTier implements BackingTier {
             long bytes = 0;
             int end = b;
             while (end < usable) {
-                long next = footprint(grant.getBlocks(end));
+                long next = footprint(grant.blocks().get(end));
                 if (end > b && bytes + next > CHUNK_BYTES) {
                     break;
                 }
@@ -379,15 +375,15 @@ public final class RemoteFetchTier implements BackingTier {
             plan.chunks.add(chunk);
             long at = chunk.address();
             for (int i = b; i < end; i++) {
-                TransferBlockInfo block = grant.getBlocks(i);
-                long[] addrs = new long[2 * block.getSlotsCount()];
-                for (int s = 0; s < block.getSlotsCount(); s++) {
-                    TransferSlotInfo slot = block.getSlots(s);
+                LockedBlock block = grant.blocks().get(i);
+                long[] addrs = new long[2 * block.slots().size()];
+                for (int s = 0; s < block.slots().size(); s++) {
+                    Slot slot = block.slots().get(s);
                     addrs[2 * s] = at;
-                    at += align(slot.getKSize());
-                    if (slot.getVSize() > 0) {
+                    at += align(slot.kSize());
+                    if (slot.vSize() > 0) {
                         addrs[2 * s + 1] = at;
-                        at += align(slot.getVSize());
+                        at += align(slot.vSize());
                     }
                 }
                 plan.chunkOf[i] = plan.chunks.size() - 1;
@@ -399,10 +395,10 @@ public final class RemoteFetchTier implements BackingTier {
         return plan;
     }
 
-    private static long footprint(TransferBlockInfo block) {
+    private static long footprint(LockedBlock block) {
         long bytes = 0;
-        for (TransferSlotInfo s : block.getSlotsList()) {
-            bytes += align(s.getKSize()) + align(s.getVSize());
+        for (Slot s : block.slots()) {
+            bytes += align(s.kSize()) + align(s.vSize());
         }
         return bytes;
     }
@@ -418,17 +414,17 @@ public final class RemoteFetchTier implements BackingTier {
      *
      * @return how many leading blocks arrived whole while the owner's lock held them
      */
-    private int get(PeerId peer, QueryBlocksForTransferResponse grant, Plan plan, long lockDeadline) {
-        TransferBatch batch =
-                TransferBatch.get(plan.blocks * 2 * grant.getBlocks(0).getSlotsCount(), MergeRule.upTo(MAX_GET_BYTES));
+    private int get(PeerId peer, Grant grant, Plan plan, long lockDeadline) {
+        TransferBatch batch = TransferBatch.get(
+                plan.blocks * 2 * grant.blocks().get(0).slots().size(), MergeRule.upTo(MAX_GET_BYTES));
         int[] endOp = new int[plan.blocks];
         for (int b = 0; b < plan.blocks; b++) {
-            TransferBlockInfo block = grant.getBlocks(b);
-            for (int s = 0; s < block.getSlotsCount(); s++) {
-                TransferSlotInfo slot = block.getSlots(s);
-                batch.add(plan.local[b][2 * s], slot.getKPtr(), slot.getKSize());
-                if (slot.getVSize() > 0) {
-                    batch.add(plan.local[b][2 * s + 1], slot.getVPtr(), slot.getVSize());
+            LockedBlock block = grant.blocks().get(b);
+            for (int s = 0; s < block.slots().size(); s++) {
+                Slot slot = block.slots().get(s);
+                batch.add(plan.local[b][2 * s], slot.kAddress(), slot.kSize());
+                if (slot.vSize() > 0) {
+                    batch.add(plan.local[b][2 * s + 1], slot.vAddress(), slot.vSize());
                 }
             }
             endOp[b] = batch.size();
@@ -439,7 +435,7 @@ public final class RemoteFetchTier implements BackingTier {
             plan.lockExpired = true;
             return 0; // nothing was issued: the memory is free to go
         }
-        long timeout = Math.min(settings.effectiveTransferTimeout().toNanos(), left);
+        long timeout = Math.min(settings.transferTimeout().toNanos(), left);
         CompletableFuture<TransferResult> pending;
         try {
             pending = transfers.submit(peer, batch, timeout);
@@ -464,7 +460,7 @@ public final class RemoteFetchTier implements BackingTier {
                     "remote fetch from {}: the gets ended after the owner's lock may have (lock_timeout_secs={}):"
                             + " nothing of them is used",
                     peer,
-                    Integer.toUnsignedLong(grant.getLockTimeoutSecs()));
+                    grant.lockTimeoutSeconds());
             plan.lockExpired = true;
             return 0;
         }
@@ -479,61 +475,36 @@ public final class RemoteFetchTier implements BackingTier {
         return blocks;
     }
 
-    private static SealedBlock rebuild(TransferBlockInfo block, Plan plan, int b) {
+    private static SealedBlock rebuild(LockedBlock block, Plan plan, int b) {
         PinnedAllocation chunk = plan.chunks.get(plan.chunkOf[b]);
-        SlotData[] slots = new SlotData[block.getSlotsCount()];
+        SlotData[] slots = new SlotData[block.slots().size()];
         for (int s = 0; s < slots.length; s++) {
-            TransferSlotInfo slot = block.getSlots(s);
+            Slot slot = block.slots().get(s);
             long k = plan.local[b][2 * s];
-            slots[s] = slot.getVSize() > 0
-                    ? SlotData.split(chunk, k, chunk, plan.local[b][2 * s + 1], slot.getKSize())
-                    : SlotData.contiguous(chunk, k, slot.getKSize());
+            slots[s] = slot.vSize() > 0
+                    ? SlotData.split(chunk, k, chunk, plan.local[b][2 * s + 1], slot.kSize())
+                    : SlotData.contiguous(chunk, k, slot.kSize());
         }
         return new SealedBlock(slots);
     }
 
     /** Fire-and-forget, as the reference: the session expires at the owner anyway if this is lost. */
     private void release(PeerId peer, String session) {
-        if (session.isEmpty()) {
-            return;
-        }
-        try {
-            links.async(peer, settings.rpcTimeout().toNanos())
-                    .releaseTransferLock(
-                            ReleaseTransferLockRequest.newBuilder()
-                                    .setTransferSessionId(session)
-                                    .build(),
-                            new StreamObserver<ReleaseTransferLockResponse>() {
-                                @Override
-                                public void onNext(ReleaseTransferLockResponse r) {}
-
-                                @Override
-                                public void onError(Throwable t) {
-                                    LOG.debug(
-                                            "ReleaseTransferLock to {} failed (the lock expires): {}",
-                                            peer,
-                                            t.toString());
-                                }
-
-                                @Override
-                                public void onCompleted() {}
-                            });
-        } catch (RuntimeException e) {
-            LOG.debug("ReleaseTransferLock to {} not sent: {}", peer, e.toString());
+        if (!session.isEmpty()) {
+            peers.release(peer, session, settings.rpcTimeout().toNanos());
         }
     }
 
-    /** Stops taking fetches, waits (bounded) for running ones, closes the peer channels. Idempotent. */
+    /** Stops taking fetches, waits (bounded) for running ones, closes the peer connections. Idempotent. */
     @Override
     public void close() {
-        if (closed) {
+        if (!closed.compareAndSet(false, true)) {
             return;
         }
-        closed = true;
         // queued fetches that no worker reaches in time complete empty (a miss), never hang their query
         if (!fetchers.close(CLOSE_WAIT_SECONDS, TimeUnit.SECONDS)) {
             LOG.warn("remote fetches still running after {} s at close", CLOSE_WAIT_SECONDS);
         }
-        links.close();
+        peers.close();
     }
 }

@@ -1,8 +1,5 @@
-package io.pegaflow.server.transfer;
+package io.pegaflow.node.remote;
 
-import com.google.protobuf.ByteString;
-import io.pegaflow.proto.RdmaHandshakeRequest;
-import io.pegaflow.proto.RdmaHandshakeResponse;
 import io.pegaflow.transfer.HandshakeDescriptor;
 import io.pegaflow.transfer.PeerId;
 import io.pegaflow.transfer.TransferEngine;
@@ -15,13 +12,13 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 
 /**
- * The requester's side of {@code RdmaHandshake} (spec/cluster.md §3.2): once per peer, deduplicated per address (a
- * single flight: concurrent fetches from one peer wait for the first one's handshake; if it fails, the next fetch
- * tries again). The owner connects back inside the RPC, then this node connects with the owner's descriptor.
+ * The requester's side of the handshake ({@link PeerBlocks#handshake}, the reference's {@code RdmaHandshake},
+ * spec/cluster.md §3.2): once per peer, deduplicated per address (a single flight: concurrent fetches from one peer
+ * wait for the first one's handshake; if it fails, the next fetch tries again). The owner connects back inside the RPC, then this node connects with the owner's descriptor.
  */
 final class PeerHandshakes {
     private final TransferEngine transfers;
-    private final PeerLinks links;
+    private final PeerBlocks peers;
     private final String self;
     private final long timeoutNanos;
     private final Map<PeerId, CompletableFuture<Void>> inFlight = new ConcurrentHashMap<>();
@@ -29,10 +26,10 @@ final class PeerHandshakes {
     private final Consumer<PeerId> connected;
 
     PeerHandshakes(
-            TransferEngine transfers, PeerLinks links, String self, long timeoutNanos, Consumer<PeerId> connected) {
+            TransferEngine transfers, PeerBlocks peers, String self, long timeoutNanos, Consumer<PeerId> connected) {
         this.connected = connected;
         this.transfers = transfers;
-        this.links = links;
+        this.peers = peers;
         this.self = self;
         this.timeoutNanos = timeoutNanos;
     }
@@ -64,17 +61,11 @@ final class PeerHandshakes {
     }
 
     private void handshake(PeerId peer) throws Exception {
-        RdmaHandshakeResponse r = links.blocking(peer, timeoutNanos)
-                .rdmaHandshake(RdmaHandshakeRequest.newBuilder()
-                        .setRequesterId(self)
-                        .setHandshakeMetadata(
-                                ByteString.copyFrom(transfers.localDescriptor().encode()))
-                        .build());
-        if (r.getHandshakeMetadata().isEmpty()) {
+        byte[] answer = peers.handshake(peer, self, transfers.localDescriptor().encode(), timeoutNanos);
+        if (answer.length == 0) {
             throw new IllegalStateException("peer " + peer + " answered the handshake with no metadata");
         }
-        HandshakeDescriptor remote =
-                HandshakeDescriptor.decode(r.getHandshakeMetadata().toByteArray());
+        HandshakeDescriptor remote = HandshakeDescriptor.decode(answer);
         await(transfers.connect(peer, remote, timeoutNanos));
         connected.accept(peer);
     }

@@ -1,12 +1,11 @@
-package io.pegaflow.server.transfer;
+package io.pegaflow.node.remote;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.google.protobuf.ByteString;
 import io.pegaflow.core.block.BlockKey;
-import io.pegaflow.proto.QueryBlocksForTransferResponse;
-import io.pegaflow.proto.TransferBlockInfo;
-import io.pegaflow.proto.TransferSlotInfo;
+import io.pegaflow.node.remote.PeerBlocks.Grant;
+import io.pegaflow.node.remote.PeerBlocks.LockedBlock;
+import io.pegaflow.node.remote.PeerBlocks.Slot;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -23,31 +22,21 @@ class RemoteFetchTierTest {
         return new BlockKey(NS, h.getBytes(StandardCharsets.UTF_8));
     }
 
-    static TransferSlotInfo slot(long k, long kSize, long v, long vSize) {
-        return TransferSlotInfo.newBuilder()
-                .setKPtr(k)
-                .setKSize(kSize)
-                .setVPtr(v)
-                .setVSize(vSize)
-                .build();
+    static Slot slot(long k, long kSize, long v, long vSize) {
+        return new Slot(k, kSize, v, vSize);
     }
 
-    static TransferBlockInfo block(String h, TransferSlotInfo... slots) {
-        return TransferBlockInfo.newBuilder()
-                .setBlockHash(ByteString.copyFromUtf8(h))
-                .addAllSlots(List.of(slots))
-                .build();
+    static LockedBlock block(String h, Slot... slots) {
+        return new LockedBlock(h.getBytes(StandardCharsets.UTF_8), List.of(slots));
     }
 
-    static QueryBlocksForTransferResponse grant(TransferBlockInfo... blocks) {
-        return QueryBlocksForTransferResponse.newBuilder()
-                .addAllBlocks(List.of(blocks))
-                .build();
+    static Grant grant(LockedBlock... blocks) {
+        return new Grant("", 0, List.of(blocks));
     }
 
     final List<BlockKey> asked = List.of(key("a"), key("b"), key("c"));
-    final TransferSlotInfo split = slot(4096, 512, 8192, 512);
-    final TransferSlotInfo contiguous = slot(4096, 1024, 0, 0);
+    final Slot split = slot(4096, 512, 8192, 512);
+    final Slot contiguous = slot(4096, 1024, 0, 0);
 
     @Test
     void shouldUseEveryBlockOfAFullAnswer() {
@@ -87,10 +76,8 @@ class RemoteFetchTierTest {
                 .isZero();
     }
 
-    static QueryBlocksForTransferResponse lockedFor(int seconds) {
-        return QueryBlocksForTransferResponse.newBuilder()
-                .setLockTimeoutSecs(seconds)
-                .build();
+    static Grant lockedFor(long seconds) {
+        return new Grant("session", seconds, List.of());
     }
 
     @Test
@@ -103,7 +90,8 @@ class RemoteFetchTierTest {
         assertThat(RemoteFetchTier.lockDeadline(sent, lockedFor(0)))
                 .as("an owner that reports no time gives none")
                 .isEqualTo(sent);
-        assertThat(RemoteFetchTier.lockDeadline(sent, lockedFor(-1)))
+        // the gRPC adapter reads lock_timeout_secs as unsigned (GrpcPeerBlocksTest): its largest value
+        assertThat(RemoteFetchTier.lockDeadline(sent, lockedFor(0xFFFFFFFFL)))
                 .as("lock_timeout_secs is unsigned")
                 .isEqualTo(sent + 0xFFFFFFFFL * 1_000_000_000L - 0xFFFFFFFFL * 1_000_000_000L / 50);
     }

@@ -1,4 +1,4 @@
-package io.pegaflow.server.transfer;
+package io.pegaflow.server.internode;
 
 import io.grpc.ClientInterceptor;
 import io.grpc.ManagedChannel;
@@ -11,7 +11,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * One lazily connected gRPC channel per peer's advertised address (the reference's cached lazy channel), plaintext,
- * as the cluster network is (docs/security.md). Every call made through it carries a deadline. Closed with the tier.
+ * as the cluster network is (docs/security.md). Every call made through it carries a deadline. Closed with the
+ * {@link GrpcPeerBlocks} that holds it.
  */
 final class PeerLinks implements AutoCloseable {
     private final Map<PeerId, ManagedChannel> channels = new ConcurrentHashMap<>();

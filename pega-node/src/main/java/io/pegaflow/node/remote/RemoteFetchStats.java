@@ -1,4 +1,4 @@
-package io.pegaflow.server.transfer;
+package io.pegaflow.node.remote;
 
 import java.util.EnumMap;
 import java.util.Map;
