@@ -28,6 +28,9 @@ public final class ClusterCredential {
     public static final Metadata.Key<String> HEADER =
             Metadata.Key.of("x-pega-cluster-token", Metadata.ASCII_STRING_MARSHALLER);
 
+    /** Shortest token accepted: a guessable credential protects nothing. */
+    public static final int MIN_TOKEN_CHARS = 16;
+
     private final byte[] token;
 
     private ClusterCredential(String token) {
@@ -37,6 +40,20 @@ public final class ClusterCredential {
     /** The credential {@code token}; blank means none. */
     public static ClusterCredential of(String token) {
         return new ClusterCredential(token.strip());
+    }
+
+    /**
+     * The credential {@code token}, checked: blank means none; a shorter one than {@link #MIN_TOKEN_CHARS} is refused.
+     *
+     * @throws IllegalArgumentException naming the key and the length (never the value)
+     */
+    public static ClusterCredential checked(String token) {
+        String t = token.strip();
+        if (!t.isEmpty() && t.length() < MIN_TOKEN_CHARS) {
+            throw new IllegalArgumentException("pega.cluster.token: " + t.length() + " characters (expected: at least "
+                    + MIN_TOKEN_CHARS + ", the same random value on every server of the cluster)");
+        }
+        return new ClusterCredential(t);
     }
 
     public boolean configured() {

@@ -4,7 +4,9 @@ import com.google.common.util.concurrent.FutureCallback;
 import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.MoreExecutors;
 import com.google.protobuf.ByteString;
+import io.grpc.ChannelCredentials;
 import io.grpc.ClientInterceptor;
+import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.netty.NettyChannelBuilder;
@@ -29,7 +31,7 @@ import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
- * {@link DecodeLink} over gRPC: one plaintext channel per decode server address, created on first use and closed with
+ * {@link DecodeLink} over gRPC: one channel (plaintext or TLS) per decode server address, created on first use and closed with
  * the engine. Every call has the {@code pega.pd.rpc-timeout} deadline.
  *
  * <p>While a call is open (the {@code WatchReceive} stream of a rank being pushed) the channel pings the decode server
@@ -46,22 +48,30 @@ public final class GrpcDecodeLink implements DecodeLink, AutoCloseable {
 
     private final Map<String, ManagedChannel> channels = new ConcurrentHashMap<>();
     private final long timeoutNanos;
+    private final ChannelCredentials transport;
     private final ClientInterceptor[] interceptors;
 
+    /** Plaintext channels. */
+    public GrpcDecodeLink(Duration rpcTimeout, ClientInterceptor... interceptors) {
+        this(rpcTimeout, InsecureChannelCredentials.create(), interceptors);
+    }
+
     /**
+     * @param transport plaintext or TLS; pega-server passes {@code pega.cluster.ssl-bundle}'s, whose key is the client
+     *     certificate a decode server requiring one checks
      * @param interceptors on every channel to a decode server; pega-server adds the cluster credential, which the
      *     decode server requires on these server-to-server calls when it has one
      */
-    public GrpcDecodeLink(Duration rpcTimeout, ClientInterceptor... interceptors) {
+    public GrpcDecodeLink(Duration rpcTimeout, ChannelCredentials transport, ClientInterceptor... interceptors) {
         this.timeoutNanos = rpcTimeout.toNanos();
+        this.transport = transport;
         this.interceptors = interceptors.clone();
     }
 
     private ManagedChannel channel(String address) {
         return channels.computeIfAbsent(
                 address,
-                a -> NettyChannelBuilder.forTarget(a)
-                        .usePlaintext()
+                a -> NettyChannelBuilder.forTarget(a, transport)
                         .keepAliveTime(KEEPALIVE_TIME.toNanos(), TimeUnit.NANOSECONDS)
                         .keepAliveTimeout(KEEPALIVE_TIMEOUT.toNanos(), TimeUnit.NANOSECONDS)
                         .intercept(interceptors)

@@ -1,8 +1,10 @@
 package io.pegaflow.server.config;
 
+import io.pegaflow.edge.access.ClusterChannels;
 import io.pegaflow.edge.access.ClusterCredential;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.boot.ssl.SslBundles;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
@@ -36,5 +38,25 @@ public class ClusterConfiguration {
                             : "");
         }
         return credential;
+    }
+
+    /**
+     * How the server dials its cluster: TLS with {@code pega.cluster.ssl-bundle} when set (an unknown bundle stops
+     * startup naming it), else plaintext; the cluster credential on every call either way.
+     */
+    @Bean
+    ClusterChannels clusterChannels(ClusterProperties p, ClusterCredential credential, SslBundles bundles) {
+        String name = p.sslBundle().strip();
+        if (name.isEmpty()) {
+            return ClusterChannels.plaintext(credential);
+        }
+        try {
+            return ClusterChannels.tls(bundles.getBundle(name), credential);
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException(
+                    "pega.cluster.ssl-bundle: " + name + " (expected: the name of a spring.ssl.bundle.* bundle: "
+                            + e.getMessage() + ")",
+                    e);
+        }
     }
 }

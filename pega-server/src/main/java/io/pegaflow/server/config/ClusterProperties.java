@@ -12,13 +12,18 @@ import org.springframework.validation.annotation.Validated;
  *
  * @param token the shared secret, at least 16 characters; empty (the default) seals and checks nothing, and a server
  *     with the push on says so at startup. Never logged.
+ * @param sslBundle the Spring SSL bundle ({@code spring.ssl.bundle.*}) the server dials its peers, decode servers and
+ *     the metaserver with: TLS, its key as the client certificate, its trust store as the CAs the other side's
+ *     certificate must chain to; empty (the default) dials plaintext (decision 0031 §2)
  */
 @Validated
 @ConfigurationProperties("pega.cluster")
-public record ClusterProperties(@NotNull @DefaultValue("") String token) {
+public record ClusterProperties(
+        @NotNull @DefaultValue("") String token,
+        @NotNull @DefaultValue("") String sslBundle) {
 
     @Override
     public String toString() {
-        return "ClusterProperties[token=" + (token.isEmpty() ? "unset" : "set") + "]";
+        return "ClusterProperties[token=" + (token.isEmpty() ? "unset" : "set") + ", sslBundle=" + sslBundle + "]";
     }
 }

@@ -1,6 +1,7 @@
 package io.pegaflow.server.internode;
 
 import com.google.protobuf.ByteString;
+import io.grpc.ChannelCredentials;
 import io.grpc.ClientInterceptor;
 import io.grpc.stub.StreamObserver;
 import io.pegaflow.node.remote.PeerBlocks;
@@ -27,9 +28,12 @@ public final class GrpcPeerBlocks implements PeerBlocks {
 
     private final PeerLinks links;
 
-    /** @param credential on every call: peers require the cluster credential on the transfer RPCs when they have one */
-    public GrpcPeerBlocks(ClientInterceptor credential) {
-        this.links = new PeerLinks(credential);
+    /**
+     * @param transport plaintext or TLS ({@code pega.cluster.ssl-bundle})
+     * @param credential on every call: peers require the cluster credential on the transfer RPCs when they have one
+     */
+    public GrpcPeerBlocks(ChannelCredentials transport, ClientInterceptor credential) {
+        this.links = new PeerLinks(transport, credential);
     }
 
     @Override

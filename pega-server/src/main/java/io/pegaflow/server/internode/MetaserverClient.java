@@ -2,9 +2,10 @@ package io.pegaflow.server.internode;
 
 import com.google.protobuf.ByteString;
 import io.grpc.ManagedChannel;
-import io.grpc.ManagedChannelBuilder;
 import io.grpc.StatusRuntimeException;
 import io.pegaflow.core.engine.BlockIndexListener;
+import io.pegaflow.edge.access.ClusterChannels;
+import io.pegaflow.edge.access.ClusterCredential;
 import io.pegaflow.edge.rpc.DeadlineRequiredInterceptor;
 import io.pegaflow.kernel.agent.AgentGroup;
 import io.pegaflow.kernel.agent.AgentRunner;
@@ -82,10 +83,22 @@ public final class MetaserverClient implements BlockIndexListener, AutoCloseable
             Supplier<@Nullable ResidentBlocks> resident,
             NanoClock clock,
             AgentGroup agents) {
+        this(settings, resident, clock, agents, ClusterChannels.plaintext(ClusterCredential.of("")));
+    }
+
+    /**
+     * @param cluster how to dial the metaserver: plaintext or TLS, with the cluster credential its node writes need
+     *     when it has one
+     */
+    public MetaserverClient(
+            MetaserverClientSettings settings,
+            Supplier<@Nullable ResidentBlocks> resident,
+            NanoClock clock,
+            AgentGroup agents,
+            ClusterChannels cluster) {
         this.settings = settings;
         this.agents = agents;
-        this.channel = ManagedChannelBuilder.forTarget(settings.target())
-                .usePlaintext()
+        this.channel = cluster.forTarget(settings.target())
                 // every call sets its deadline; one that forgot fails in tests instead of hanging the agent
                 .intercept(new DeadlineRequiredInterceptor())
                 .build();

@@ -1,6 +1,7 @@
 package io.pegaflow.server.internode;
 
 import io.pegaflow.core.engine.BlockIndexListener;
+import io.pegaflow.edge.access.ClusterChannels;
 import io.pegaflow.kernel.agent.AgentGroup;
 import io.pegaflow.kernel.agent.NanoClock;
 import java.util.Objects;
@@ -37,7 +38,8 @@ public class MetaserverClientConfiguration {
             MetaserverClientProperties properties,
             Environment environment,
             ObjectProvider<BlockIndexListener.ResidentBlocks> residentBlocks,
-            ObjectProvider<AgentGroup> agents) {
+            ObjectProvider<AgentGroup> agents,
+            ClusterChannels cluster) {
         String target = Addresses.metaserverTarget(
                 Objects.requireNonNull(properties.addr(), "pega.metaserver.addr is set: AddrSet matched"));
         String advertise = checkedAdvertiseAddr(properties, environment);
@@ -49,7 +51,11 @@ public class MetaserverClientConfiguration {
                 properties.rpcTimeout(),
                 properties.batchSize());
         return new MetaserverClient(
-                        settings, residentBlocks::getIfUnique, NanoClock.SYSTEM, agents.getIfUnique(AgentGroup::new))
+                        settings,
+                        residentBlocks::getIfUnique,
+                        NanoClock.SYSTEM,
+                        agents.getIfUnique(AgentGroup::new),
+                        cluster)
                 .start();
     }
 

@@ -1,8 +1,9 @@
 package io.pegaflow.server.internode;
 
+import io.grpc.ChannelCredentials;
 import io.grpc.ClientInterceptor;
+import io.grpc.Grpc;
 import io.grpc.ManagedChannel;
-import io.grpc.ManagedChannelBuilder;
 import io.pegaflow.proto.EngineGrpc;
 import io.pegaflow.transfer.PeerId;
 import java.util.Map;
@@ -10,17 +11,22 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One lazily connected gRPC channel per peer's advertised address (the reference's cached lazy channel), plaintext,
- * as the cluster network is (docs/security.md). Every call made through it carries a deadline. Closed with the
- * {@link GrpcPeerBlocks} that holds it.
+ * One lazily connected gRPC channel per peer's advertised address (the reference's cached lazy channel), plaintext or
+ * TLS as {@code pega.cluster.ssl-bundle} says (docs/security.md). Every call made through it carries a deadline. Closed
+ * with the {@link GrpcPeerBlocks} that holds it.
  */
 final class PeerLinks implements AutoCloseable {
     private final Map<PeerId, ManagedChannel> channels = new ConcurrentHashMap<>();
+    private final ChannelCredentials transport;
     private final ClientInterceptor credential;
     private volatile boolean closed;
 
-    /** @param credential on every call: peers require the cluster credential on the transfer RPCs when they have one */
-    PeerLinks(ClientInterceptor credential) {
+    /**
+     * @param transport plaintext or TLS (with the client certificate a peer requiring one checks)
+     * @param credential on every call: peers require the cluster credential on the transfer RPCs when they have one
+     */
+    PeerLinks(ChannelCredentials transport, ClientInterceptor credential) {
+        this.transport = transport;
         this.credential = credential;
     }
 
@@ -38,8 +44,7 @@ final class PeerLinks implements AutoCloseable {
         }
         return channels.computeIfAbsent(
                 peer,
-                p -> ManagedChannelBuilder.forTarget(target(p.address()))
-                        .usePlaintext()
+                p -> Grpc.newChannelBuilder(target(p.address()), transport)
                         .intercept(credential)
                         .build());
     }

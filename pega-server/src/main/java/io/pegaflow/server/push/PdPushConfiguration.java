@@ -3,7 +3,7 @@ package io.pegaflow.server.push;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.pegaflow.core.instance.Principal;
-import io.pegaflow.edge.access.ClusterCredential;
+import io.pegaflow.edge.access.ClusterChannels;
 import io.pegaflow.edge.metrics.CatalogMeters;
 import io.pegaflow.node.NodeContext;
 import io.pegaflow.node.PegaNode;
@@ -45,7 +45,7 @@ public class PdPushConfiguration {
             new TransferKeys("pega.pd.enabled", "pega.pd.nics", "pega.pd.lanes", "pega.pd.transports");
 
     @Bean
-    NodeCustomizer pushNode(PdProperties p, ClusterProperties cluster, ClusterCredential credential, GrpcPort port) {
+    NodeCustomizer pushNode(PdProperties p, ClusterProperties cluster, ClusterChannels channels, GrpcPort port) {
         return node -> {
             PushConfig config = new PushConfig(
                     p.pushTimeout(),
@@ -62,7 +62,7 @@ public class PdPushConfiguration {
                     new NodeContext.Ucx(transferConfig(p), KEYS, p.shmPool()),
                     config,
                     HandshakeSeal.of(cluster.token()), // ClusterConfiguration warns when it is empty
-                    new GrpcDecodeLink(p.rpcTimeout(), credential.attach()),
+                    new GrpcDecodeLink(p.rpcTimeout(), channels.credentials(), channels.credential()),
                     () -> advertised.isBlank() ? "127.0.0.1:" + port.port() : advertised));
         };
     }

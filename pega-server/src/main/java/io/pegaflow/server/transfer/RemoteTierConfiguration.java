@@ -1,6 +1,6 @@
 package io.pegaflow.server.transfer;
 
-import io.pegaflow.edge.access.ClusterCredential;
+import io.pegaflow.edge.access.ClusterChannels;
 import io.pegaflow.node.NodeContext;
 import io.pegaflow.server.config.NodeCustomizer;
 import io.pegaflow.server.internode.GrpcPeerBlocks;
@@ -45,11 +45,11 @@ public class RemoteTierConfiguration {
             MetaserverClient metaserver,
             RdmaProperties rdma,
             ObjectProvider<TransferMeters> meters,
-            ClusterCredential credential) {
+            ClusterChannels cluster) {
         return node -> node.remote(new NodeContext.Remote(
                 rdma.remoteConfig(),
                 new MetaserverOwners(metaserver, rdma.rpcTimeout()),
-                new GrpcPeerBlocks(credential.attach()), // the node owns and closes it
+                new GrpcPeerBlocks(cluster.credentials(), cluster.credential()), // the node owns and closes it
                 metaserver.advertiseAddr(),
                 // looked up at the first handshake, once the node (and with it the meters) exists
                 peer -> meters.ifAvailable(m -> m.peerSeen(peer))));

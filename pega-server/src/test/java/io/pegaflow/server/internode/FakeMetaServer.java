@@ -8,6 +8,7 @@ import io.grpc.Metadata;
 import io.grpc.Server;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
+import io.grpc.ServerCredentials;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
 import io.grpc.Status;
@@ -54,8 +55,14 @@ final class FakeMetaServer implements AutoCloseable {
     private final Server server;
 
     FakeMetaServer() throws IOException {
-        this.server = Grpc.newServerBuilderForPort(0, InsecureServerCredentials.create())
-                .addService(ServerInterceptors.intercept(new Service(), new EpochHeader()))
+        this(InsecureServerCredentials.create());
+    }
+
+    /** Over {@code transport} (plaintext or TLS), with {@code guards} in front of the service. */
+    FakeMetaServer(ServerCredentials transport, ServerInterceptor... guards) throws IOException {
+        this.server = Grpc.newServerBuilderForPort(0, transport)
+                .addService(ServerInterceptors.intercept(
+                        ServerInterceptors.intercept(new Service(), new EpochHeader()), guards))
                 .build()
                 .start();
     }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.google.protobuf.ByteString;
+import io.grpc.InsecureChannelCredentials;
 import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.SealedBlock;
 import io.pegaflow.core.block.SlotData;
@@ -220,7 +221,9 @@ class TransferLockBoundTest {
                 HOST + ":40111",
                 requesterSettings,
                 CLOCK,
-                new GrpcPeerBlocks(ClusterCredential.of("").attach()),
+                new GrpcPeerBlocks(
+                        InsecureChannelCredentials.create(),
+                        ClusterCredential.of("").attach()),
                 peer -> {});
     }
 
