@@ -210,7 +210,7 @@ public final class PegaNode implements AutoCloseable {
                         settings.seal(),
                         launched.staging(),
                         launched.sideRegistrations(),
-                        launched.deviceBackend(),
+                        launched.workers(),
                         pushTransfers, // the push engine closes it
                         settings.link(),
                         ctx.clock(),

@@ -1,7 +1,7 @@
 package io.pegaflow.push;
 
 import io.pegaflow.core.device.Caller;
-import io.pegaflow.core.device.DeviceBackend;
+import io.pegaflow.core.engine.DeviceWorkers;
 import io.pegaflow.core.engine.SideRegistrations;
 import io.pegaflow.core.engine.StagingAllocator;
 import io.pegaflow.core.instance.Principal;
@@ -25,7 +25,8 @@ import java.util.function.Supplier;
  * {@link DecodeSide} and its agent, over one transfer engine whose regions are the server's pool.
  *
  * <p>Ownership: owns the transfer engine, the link to decode servers and the registrations; borrows the cache engine's
- * staging allocator and device backend (the cache engine owns the pool and the backend and must outlive this engine).
+ * staging allocator and device workers (the cache engine owns the pool, the backend and the device lanes every copy of
+ * a push runs on, and must outlive this engine).
  * Staging comes from the pool the way a Save's memory does, so a pool full of cached blocks is no obstacle. {@link #close()} closes, in this order,
  * the transfer engine (every put resolves), the agents (open pushes and receives fail, their staging is freed), the
  * link, and the registrations. Thread-safe.
@@ -51,6 +52,7 @@ public final class PushEngine implements AutoCloseable {
      *     does for a Save
      * @param registrations the cache engine's admission of push layers: its owner rule, mapping budget and instance
      *     lifecycle
+     * @param workers the cache engine's device work: layers map through its backend and copies run on its lanes
      * @param transfer registered over the pool's regions; owned from here on
      * @param link how this server calls decode servers; closed with the engine when it is {@link AutoCloseable}
      * @param advertiseAddress {@code host:port} at which peers reach this server's gRPC endpoint (the decode address in
@@ -61,7 +63,7 @@ public final class PushEngine implements AutoCloseable {
             HandshakeSeal seal,
             StagingAllocator staging,
             SideRegistrations registrations,
-            DeviceBackend backend,
+            DeviceWorkers workers,
             TransferEngine transfer,
             DecodeLink link,
             NanoClock clock,
@@ -73,7 +75,7 @@ public final class PushEngine implements AutoCloseable {
         this.transfer = transfer;
         this.link = link instanceof AutoCloseable c ? c : () -> {};
         this.requests = new RequestSlots(config.maxRequests(), config.principalShare());
-        this.layers = new PushLayerTable(backend, registrations);
+        this.layers = new PushLayerTable(workers, registrations);
         this.instanceEnds = registrations.onInstanceEnded(layers::instanceEnded);
         this.prefill = new PrefillSide(
                 layers,

@@ -17,8 +17,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * The push module's fences: its packages, the root package included, form no cycle (the facade package no longer
- * doubles as the kernel the sides import); it takes pool memory only through the engine's staging allocator; the
- * agents and signals know nothing of gRPC; and it stays free of Spring and Micrometer.
+ * doubles as the kernel the sides import); it takes pool memory only through the engine's staging allocator and copies
+ * only on the engine's device lanes; the agents and signals know nothing of gRPC; and it stays free of Spring and Micrometer.
  */
 @Timeout(60)
 class ArchitectureTest {
@@ -77,6 +77,16 @@ class ArchitectureTest {
         noClasses()
                 .should()
                 .callMethod(io.pegaflow.core.memory.PinnedMemoryPool.class, "allocate", long.class)
+                .check(push);
+    }
+
+    @Test
+    void shouldCopyOnlyOnTheEnginesDeviceLanes() {
+        // one owner schedules every copy on a GPU: the push neither opens a copier nor holds the backend
+        noClasses()
+                .should()
+                .dependOnClassesThat()
+                .belongToAnyOf(io.pegaflow.core.device.DeviceBackend.class, io.pegaflow.core.device.DeviceCopier.class)
                 .check(push);
     }
 

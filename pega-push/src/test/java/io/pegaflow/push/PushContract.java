@@ -56,6 +56,12 @@ abstract class PushContract {
 
     @AfterEach
     void stopServers() {
+        // the push engines give the engines' device lanes back when they close, before their cache engines do
+        if (prefillNode != null && decodeNode != null) {
+            closeAll(prefillNode.engine, decodeNode.engine);
+            assertThat(prefillNode.cache.workers().activeDevices()).isZero();
+            assertThat(decodeNode.cache.workers().activeDevices()).isZero();
+        }
         closeAll(prefillClient, decodeClient, prefill, decode, prefillNode, decodeNode);
         // every staging allocation was given back: nothing outstanding in either pool after its engine closed
         assertThat(prefillNode.pool.outstandingAllocations()).isZero();
@@ -121,6 +127,12 @@ abstract class PushContract {
             assertThat(d.receivesCompleted()).isEqualTo(1);
             assertThat(p.pushFailures() + d.receiveFailures()).isZero();
             assertThat(p.maxLayerLagNanos()).isPositive();
+            // every copy ran on the cache engine's lanes of the device: one device to pool per layer on the prefill
+            // side, one pool to device per layer on the decode side, and the lanes count as the device's context
+            assertThat(prefillNode.cache.workers().copiesRun()).isEqualTo(LAYERS);
+            assertThat(decodeNode.cache.workers().copiesRun()).isEqualTo(LAYERS);
+            assertThat(prefillNode.cache.workers().activeDevices()).isEqualTo(1);
+            assertThat(prefillNode.cache.deviceCount()).isEqualTo(1);
             // the timeline the GPU script computes the overlap from: each layer on the device after it was marked
             // ready and before the next one was (this test waits for each layer), all before the receive ended
             PushView.ReceiveTimeline t = d.recentReceives().stream()

@@ -72,7 +72,7 @@ final class PushNode implements AutoCloseable {
                 seal,
                 cache.staging(),
                 cache.sideRegistrations(),
-                backend,
+                cache.workers(),
                 transfer,
                 new GrpcDecodeLink(config.rpcTimeout()),
                 NanoClock.SYSTEM,

@@ -82,6 +82,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
     private final PoolReclaimer reclaimer;
     private final StagingAllocator staging;
     private final SideRegistrations side;
+    private final DeviceWorkers workers;
     private final PrefetchTable prefetch;
     private final SavePath savePath;
     private final LoadPath loadPath;
@@ -158,6 +159,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
             sessions.requireOwnerOrAbsent(id, caller);
         });
         this.staging = new StagingAllocator(reclaimer, RequestShare.of(pool, limits.requestPoolShare()));
+        this.workers = new DeviceWorkers(backend, budget, agents);
         this.loadPath = new LoadPath(instances, leases, metrics, clock);
         this.queryPath = new QueryPath(instances, cache, leases, metrics, prefetch);
         this.registerPath = new RegisterPath(
@@ -693,9 +695,12 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         return backend.name();
     }
 
-    /** The device backend, for the P/D push engine (pega-push), which maps worker layers through it too. */
-    public DeviceBackend deviceBackend() {
-        return backend;
+    /**
+     * Device work for layers mapped beside the cache (the P/D push): their mappings through this engine's backend and
+     * their copies on this engine's lanes of each device, under its device and lane-thread limits.
+     */
+    public DeviceWorkers workers() {
+        return workers;
     }
 
     /** The configuration as concluded: the host alignment is the one in force (512 with the SSD tier). */
@@ -767,6 +772,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         for (String id : instances.ids()) {
             teardown(id, false); // the journal keeps them: the workers outlive this process
         }
+        workers.close(); // drains the push lanes while the pool and the backend are still there
         maintenance.close();
         agents.remove(maintenance);
         prefetch.collect(0); // any task left over: its blocks go back when its fetch completes, below at the latest

@@ -7,6 +7,7 @@ import io.pegaflow.kernel.agent.Agent;
 import io.pegaflow.kernel.agent.CommandQueue;
 import io.pegaflow.kernel.agent.NanoClock;
 import io.pegaflow.kernel.plan.RangePlan;
+import io.pegaflow.push.layout.LaneWait;
 import io.pegaflow.push.layout.RankLayers;
 import io.pegaflow.push.layout.StagingLayout;
 import java.util.ArrayDeque;
@@ -17,7 +18,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The decode server's receive agent: copies each arrived layer from pool staging to the decode worker's device memory,
+ * The decode server's receive agent: copies each arrived layer from pool staging to the decode worker's device memory
+ * (on the engine's load lane of the device, awaited),
  * signals a rank's load_state once all its layers are there, and fails receives past their deadline. Every receive
  * ends in exactly one verdict per rank (1 or -1), so a decode worker polling its load_state never waits forever while
  * this server lives; if this server dies, the worker's own deadline applies (the client libraries have one).
@@ -154,7 +156,11 @@ final class ReceiveAgent implements Agent {
                 plan.add(base + layout.offset(layer, p, s), reg.deviceRange(r.blockIds[p], s), bytes);
             }
         }
-        layers.receiveCopier().copyToDevice(plan);
+        String late = LaneWait.await(
+                layers.copyToDevice(plan, r.staging.get(rank)), Math.max(0, r.deadlineNanos - clock.nanoTime()));
+        if (late != null) {
+            throw EngineException.unavailable("the copy " + late);
+        }
         callbacks.layerCopied(plan.totalBytes());
     }
 

@@ -1,8 +1,8 @@
 package io.pegaflow.push.layout;
 
 import io.pegaflow.core.device.Caller;
-import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.device.LayerMemory;
+import io.pegaflow.core.engine.DeviceWorkers;
 import io.pegaflow.core.engine.SideRegistrations;
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.instance.InstanceLimits;
@@ -29,14 +29,14 @@ public final class PushLayerTable implements AutoCloseable {
     /** At most this many layers per rank: more than any model's layer count, fewer than a hostile request's. */
     public static final int MAX_LAYERS = 4096;
 
-    private final DeviceBackend backend;
+    private final DeviceWorkers workers;
     private final SideRegistrations admission;
     private final Map<Key, RankLayers> ranks = new ConcurrentHashMap<>();
 
     private record Key(String instanceId, int tpRank) {}
 
-    public PushLayerTable(DeviceBackend backend, SideRegistrations admission) {
-        this.backend = backend;
+    public PushLayerTable(DeviceWorkers workers, SideRegistrations admission) {
+        this.workers = workers;
         this.admission = admission;
     }
 
@@ -45,7 +45,8 @@ public final class PushLayerTable implements AutoCloseable {
      *
      * @throws EngineException INVALID_ARGUMENT for a bad layer (the message names it), FAILED_PRECONDITION when the
      *     earlier registration is in use, PERMISSION_DENIED when another principal holds the instance id,
-     *     RESOURCE_EXHAUSTED past {@code pega.limits.mapped-objects}
+     *     RESOURCE_EXHAUSTED past {@code pega.limits.mapped-objects}, or when the engine's copy lanes of the device
+     *     would pass {@code pega.limits.devices} or {@code pega.limits.lane-threads}
      */
     public RankLayers register(
             Caller caller,
@@ -76,6 +77,7 @@ public final class PushLayerTable implements AutoCloseable {
         }
         SideRegistrations.Ticket ticket = admission.admit(instanceId, principal, layers.size());
         List<LayerRegistration> opened = new ArrayList<>(layers.size());
+        DeviceWorkers.Lanes lanes;
         try {
             for (int i = 0; i < layers.size(); i++) {
                 PushLayer l = layers.get(i);
@@ -83,7 +85,7 @@ public final class PushLayerTable implements AutoCloseable {
                     throw EngineException.invalidArgument("layer " + l.getName() + ": segments must be 1 or 2");
                 }
                 LayerMemory memory =
-                        backend.openLayer(caller, deviceId, l.getWrapperBytes().toByteArray());
+                        workers.openLayer(caller, deviceId, l.getWrapperBytes().toByteArray());
                 try {
                     opened.add(LayerRegistration.validate(
                             l.getName(),
@@ -99,12 +101,13 @@ public final class PushLayerTable implements AutoCloseable {
                     throw e;
                 }
             }
+            lanes = workers.lanes(deviceId);
         } catch (RuntimeException e) {
             opened.forEach(r -> r.memory().close());
             ticket.close();
             throw e;
         }
-        RankLayers fresh = new RankLayers(instanceId, tpRank, tpSize, deviceId, opened, backend, ticket);
+        RankLayers fresh = new RankLayers(instanceId, tpRank, tpSize, deviceId, opened, lanes, ticket);
         Key key = new Key(instanceId, tpRank);
         RankLayers[] replaced = new RankLayers[1];
         try {

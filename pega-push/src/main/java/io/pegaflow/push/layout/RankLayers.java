@@ -1,22 +1,24 @@
 package io.pegaflow.push.layout;
 
-import io.pegaflow.core.device.DeviceBackend;
-import io.pegaflow.core.device.DeviceCopier;
+import io.pegaflow.core.engine.DeviceWorkers;
 import io.pegaflow.core.engine.SideRegistrations;
 import io.pegaflow.core.instance.LayerRegistration;
+import io.pegaflow.core.memory.PinnedAllocation;
+import io.pegaflow.kernel.plan.RangePlan;
 import java.util.List;
-import org.jspecify.annotations.Nullable;
+import java.util.concurrent.CompletableFuture;
 
 /**
- * One worker rank's KV layers as registered for pushing: the layer memory mapped through the engine's device backend
- * (the same {@code wrapper_bytes} as {@code RegisterContext}) and validated by the same {@link LayerRegistration}
- * rules, so every copy range is checked against the registered memory.
+ * One worker rank's KV layers as registered for pushing: the layer memory mapped through the engine's
+ * {@link DeviceWorkers} (the same {@code wrapper_bytes} as {@code RegisterContext}) and validated by the same
+ * {@link LayerRegistration} rules, so every copy range is checked against the registered memory. Its copies run on the
+ * engine's lanes of its device (device to pool for pushing, pool to device for receiving).
  *
- * <p>Ownership: owns every layer's memory reference, the two copiers it opened (device to pool for pushing, pool to
- * device for receiving; each is only ever driven by one agent thread, the copier contract) and the engine's admission
- * ticket (the instance id and the mapping budget). {@link #close()} releases them once, after the table saw no session
- * using it ({@link #retain()}/{@link #release()}); a {@link #retire() retired} registration closes itself when its last
- * session releases it.
+ * <p>Ownership: owns every layer's memory reference, its lease on the device's lanes and the engine's admission ticket
+ * (the instance id and the mapping budget). {@link #close()} releases them once, after the table saw no session using
+ * it ({@link #retain()}/{@link #release()}); a {@link #retire() retired} registration closes itself when its last
+ * session releases it. A copy still queued on a lane holds the layer memory and its staging until it ran, so the
+ * mappings close after the last of them even when nobody waits for it any more.
  */
 public final class RankLayers implements AutoCloseable {
     private final String instanceId;
@@ -24,13 +26,13 @@ public final class RankLayers implements AutoCloseable {
     private final int tpSize;
     private final int deviceId;
     private final List<LayerRegistration> layers;
-    private final DeviceBackend backend;
-    private @Nullable DeviceCopier pushCopier;
-    private @Nullable DeviceCopier receiveCopier;
+    private final DeviceWorkers.Lanes lanes;
     private final SideRegistrations.Ticket ticket;
     private int users;
+    private int copies; // queued on the lanes, not yet run or abandoned
     private boolean retired;
     private boolean closed;
+    private boolean released; // memory and ticket given back
 
     public RankLayers(
             String instanceId,
@@ -38,14 +40,14 @@ public final class RankLayers implements AutoCloseable {
             int tpSize,
             int deviceId,
             List<LayerRegistration> layers,
-            DeviceBackend backend,
+            DeviceWorkers.Lanes lanes,
             SideRegistrations.Ticket ticket) {
         this.instanceId = instanceId;
         this.tpRank = tpRank;
         this.tpSize = tpSize;
         this.deviceId = deviceId;
         this.layers = List.copyOf(layers);
-        this.backend = backend;
+        this.lanes = lanes;
         this.ticket = ticket;
     }
 
@@ -83,20 +85,39 @@ public final class RankLayers implements AutoCloseable {
         return layers.get(l).copySegmentBytes();
     }
 
-    /** The copier of the push agent (device to pool), opened on first use. */
-    public synchronized DeviceCopier pushCopier() {
-        if (pushCopier == null) {
-            pushCopier = backend.openCopier(deviceId);
-        }
-        return pushCopier;
+    /**
+     * Queues {@code plan} (device ranges of these layers to {@code staging}) on the device's save lane; the copy holds
+     * a reference to {@code staging} and to these layers until it ran.
+     *
+     * @throws io.pegaflow.core.error.EngineException when the lane refuses it (full, stopping)
+     */
+    public CompletableFuture<Void> copyToStaging(RangePlan plan, PinnedAllocation staging) {
+        hold(staging);
+        return lanes.copyToHost(plan, () -> unhold(staging));
     }
 
-    /** The copier of the receive agent (pool to device), opened on first use. */
-    public synchronized DeviceCopier receiveCopier() {
-        if (receiveCopier == null) {
-            receiveCopier = backend.openCopier(deviceId);
+    /** Queues {@code plan} ({@code staging} to device ranges of these layers) on the device's load lane; as above. */
+    public CompletableFuture<Void> copyToDevice(RangePlan plan, PinnedAllocation staging) {
+        hold(staging);
+        return lanes.copyToDevice(plan, () -> unhold(staging));
+    }
+
+    private synchronized void hold(PinnedAllocation staging) {
+        staging.retain();
+        copies++;
+    }
+
+    /** Runs on a lane thread: never closes the lanes, only what the copy held. */
+    private void unhold(PinnedAllocation staging) {
+        staging.release();
+        boolean last;
+        synchronized (this) {
+            last = --copies == 0 && closed && !released;
+            released |= last;
         }
-        return receiveCopier;
+        if (last) {
+            releaseMemory();
+        }
     }
 
     /** A session starts using these layers; false when they were already replaced, retired or closed. */
@@ -109,17 +130,25 @@ public final class RankLayers implements AutoCloseable {
     }
 
     /** A session stopped using these layers; the last one closes a retired registration. */
-    public synchronized void release() {
-        users--;
-        if (retired && users == 0) {
+    public void release() {
+        boolean last;
+        synchronized (this) {
+            users--;
+            last = retired && users == 0;
+        }
+        if (last) {
             close();
         }
     }
 
     /** No new session may use these layers; closes now when none does, else when the last one releases. */
-    public synchronized void retire() {
-        retired = true;
-        if (users == 0) {
+    public void retire() {
+        boolean idle;
+        synchronized (this) {
+            retired = true;
+            idle = users == 0;
+        }
+        if (idle) {
             close();
         }
     }
@@ -128,19 +157,28 @@ public final class RankLayers implements AutoCloseable {
         return users > 0;
     }
 
-    /** Releases copiers and layer memory once. */
+    /**
+     * Gives the lanes back and, once no queued copy holds them, the layer memory and the ticket; once. Not under this
+     * object's lock: the last lease drains the lanes, whose copies take it when they end.
+     */
     @Override
-    public synchronized void close() {
-        if (closed) {
-            return;
+    public void close() {
+        boolean now;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            now = copies == 0;
+            released |= now;
         }
-        closed = true;
-        if (pushCopier != null) {
-            pushCopier.close();
+        lanes.close();
+        if (now) {
+            releaseMemory();
         }
-        if (receiveCopier != null) {
-            receiveCopier.close();
-        }
+    }
+
+    private void releaseMemory() {
         for (LayerRegistration l : layers) {
             l.memory().close();
         }

@@ -8,6 +8,7 @@ import io.pegaflow.kernel.agent.NanoClock;
 import io.pegaflow.kernel.plan.MergeRule;
 import io.pegaflow.kernel.plan.RangePlan;
 import io.pegaflow.proto.ext.push.LayerTarget;
+import io.pegaflow.push.layout.LaneWait;
 import io.pegaflow.transfer.TransferBatch;
 import io.pegaflow.transfer.TransferEngine;
 import io.pegaflow.transfer.TransferResult;
@@ -21,8 +22,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The prefill server's push agent. Each duty cycle it takes new pushes and completions from its queue, then polls
  * every active push's layer-ready object and, for each layer that became ready, copies the layer's blocks from the
- * worker's device memory into pool staging (one {@link RangePlan}) and submits one put batch of it to the decode
- * server's staging. When a layer's batch resolved (every lane it used flushed), the decode server is told with
+ * worker's device memory into pool staging (one {@link RangePlan}, run on the engine's save lane of the device and
+ * awaited, so the push still moves layer by layer) and submits one put batch of it to the decode server's staging. When a layer's batch resolved (every lane it used flushed), the decode server is told with
  * LayerArrived; when every layer was acknowledged the worker's push-state object becomes 1.
  *
  * <p>Bounds: at most {@code window} layers are between "submitted" and "acknowledged" over all pushes (the reference's
@@ -152,7 +153,11 @@ final class PushAgent implements Agent {
                     copy.add(reg.deviceRange(p.blockIds[pos], s), base + p.layout.offset(layer, pos, s), bytes);
                 }
             }
-            p.rank.pushCopier().copyToHost(copy);
+            String late = LaneWait.await(p.rank.copyToStaging(copy, p.staging), Math.max(0, p.deadlineNanos - now));
+            if (late != null) {
+                fail(p, "copying layer " + layer + " to the pool " + late);
+                return;
+            }
             LayerTarget target = p.target.getLayers(layer);
             long local = base + p.layout.layerOffset(layer);
             long total = p.layout.layerBytes(layer);
