@@ -1,6 +1,7 @@
 package io.pegaflow.push;
 
 import io.grpc.Server;
+import io.grpc.ServerInterceptors;
 import io.grpc.netty.NettyServerBuilder;
 import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.device.ProcessUid;
@@ -85,7 +86,9 @@ final class PushNode implements AutoCloseable {
                     .keepAliveTimeout(10, TimeUnit.SECONDS)
                     .permitKeepAliveTime(4, TimeUnit.SECONDS)
                     .permitKeepAliveWithoutCalls(true)
-                    .addService(new PdPushGrpcService(engine, () -> OptionalInt.of(ProcessUid.current())))
+                    .addService(ServerInterceptors.intercept(
+                            new PdPushGrpcService(engine, () -> OptionalInt.of(ProcessUid.current())),
+                            PushEdge.chain()))
                     .build()
                     .start();
         } catch (IOException e) {

@@ -1,6 +1,5 @@
 package io.pegaflow.push.grpc;
 
-import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.pegaflow.core.device.Caller;
@@ -25,18 +24,14 @@ import io.pegaflow.proto.ext.push.WatchReceiveRequest;
 import io.pegaflow.push.PushEngine;
 import io.pegaflow.push.decode.DecodeSide;
 import io.pegaflow.push.decode.ReceiveWatcher;
-import java.util.function.Supplier;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
- * {@code pegaflow.ext.PdPush} over the {@link PushEngine}. The engine's {@link EngineException}s map to their gRPC
- * status here (so the service behaves the same with or without the server's exception handlers), with the engine's
- * message as the description; anything else is INTERNAL, logged once with its cause.
+ * {@code pegaflow.ext.PdPush} over the {@link PushEngine}: it translates and delegates, nothing more. An error leaves
+ * the method as thrown and the app's edge chain maps it as it maps every engine RPC's (decision 0007): an
+ * {@link EngineException} becomes its gRPC status with the engine's message as the description, an INTERNAL one is
+ * logged once with its cause, and anything else is INTERNAL {@code "internal error"}, its cause in the log only.
  */
 public final class PdPushGrpcService extends PdPushGrpc.PdPushImplBase {
-    private static final Logger LOG = LoggerFactory.getLogger(PdPushGrpcService.class);
-
     private final PushEngine engine;
     private final CallerUid callerUid;
 
@@ -47,77 +42,67 @@ public final class PdPushGrpcService extends PdPushGrpc.PdPushImplBase {
 
     @Override
     public void registerPushLayers(RegisterPushLayersRequest r, StreamObserver<RegisterPushLayersResponse> out) {
-        call(out, () -> {
-            int n = engine.registerLayers(
-                    new Caller(r.getInstanceId(), callerUid.current()),
-                    callerUid.principal(),
-                    r.getInstanceId(),
-                    r.getTpRank(),
-                    r.getTpSize(),
-                    r.getDeviceId(),
-                    r.getLayersList());
-            return RegisterPushLayersResponse.newBuilder().setLayers(n).build();
-        });
+        int n = engine.registerLayers(
+                new Caller(r.getInstanceId(), callerUid.current()),
+                callerUid.principal(),
+                r.getInstanceId(),
+                r.getTpRank(),
+                r.getTpSize(),
+                r.getDeviceId(),
+                r.getLayersList());
+        reply(out, RegisterPushLayersResponse.newBuilder().setLayers(n).build());
     }
 
     @Override
     public void prepareReceive(PrepareReceiveRequest r, StreamObserver<PrepareReceiveResponse> out) {
-        call(out, () -> {
-            DecodeSide.Prepared p = engine.prepareReceive(
-                    callerUid.principal(),
-                    callerUid.current(),
-                    r.getInstanceId(),
-                    r.getRequestId(),
-                    r.getBlockIdsList(),
-                    r.getLoadStateShmList(),
-                    r.getTimeoutMs());
-            return PrepareReceiveResponse.newBuilder()
-                    .setReceiveId(p.receiveId())
-                    .setHandshake(p.handshake().toByteString())
-                    .build();
-        });
+        DecodeSide.Prepared p = engine.prepareReceive(
+                callerUid.principal(),
+                callerUid.current(),
+                r.getInstanceId(),
+                r.getRequestId(),
+                r.getBlockIdsList(),
+                r.getLoadStateShmList(),
+                r.getTimeoutMs());
+        reply(
+                out,
+                PrepareReceiveResponse.newBuilder()
+                        .setReceiveId(p.receiveId())
+                        .setHandshake(p.handshake().toByteString())
+                        .build());
     }
 
     @Override
     public void cancelReceive(CancelReceiveRequest r, StreamObserver<CancelReceiveResponse> out) {
-        call(out, () -> {
-            engine.cancelReceive(callerUid.principal(), r.getReceiveId());
-            return CancelReceiveResponse.getDefaultInstance();
-        });
+        engine.cancelReceive(callerUid.principal(), r.getReceiveId());
+        reply(out, CancelReceiveResponse.getDefaultInstance());
     }
 
     @Override
     public void startPush(StartPushRequest r, StreamObserver<StartPushResponse> out) {
-        call(out, () -> {
-            long id = engine.startPush(
-                    callerUid.principal(),
-                    callerUid.current(),
-                    r.getInstanceId(),
-                    r.getTpRank(),
-                    r.getRequestId(),
-                    r.getHandshake().toByteArray(),
-                    r.getBlockIdsList(),
-                    r.getLayerReadyShm(),
-                    r.getPushStateShm(),
-                    r.getTimeoutMs());
-            return StartPushResponse.newBuilder().setPushId(id).build();
-        });
+        long id = engine.startPush(
+                callerUid.principal(),
+                callerUid.current(),
+                r.getInstanceId(),
+                r.getTpRank(),
+                r.getRequestId(),
+                r.getHandshake().toByteArray(),
+                r.getBlockIdsList(),
+                r.getLayerReadyShm(),
+                r.getPushStateShm(),
+                r.getTimeoutMs());
+        reply(out, StartPushResponse.newBuilder().setPushId(id).build());
     }
 
     @Override
     public void layerArrived(LayerArrivedRequest r, StreamObserver<LayerArrivedResponse> out) {
-        call(out, () -> {
-            engine.layerArrived(r.getReceiveId(), r.getReceiveSecret().toByteArray(), r.getTpRank(), r.getLayer());
-            return LayerArrivedResponse.getDefaultInstance();
-        });
+        engine.layerArrived(r.getReceiveId(), r.getReceiveSecret().toByteArray(), r.getTpRank(), r.getLayer());
+        reply(out, LayerArrivedResponse.getDefaultInstance());
     }
 
     @Override
     public void pushFailed(PushFailedRequest r, StreamObserver<PushFailedResponse> out) {
-        call(out, () -> {
-            engine.pushFailed(r.getReceiveId(), r.getReceiveSecret().toByteArray(), r.getTpRank(), r.getReason());
-            return PushFailedResponse.getDefaultInstance();
-        });
+        engine.pushFailed(r.getReceiveId(), r.getReceiveSecret().toByteArray(), r.getTpRank(), r.getReason());
+        reply(out, PushFailedResponse.getDefaultInstance());
     }
 
     /**
@@ -136,8 +121,9 @@ public final class PdPushGrpcService extends PdPushGrpc.PdPushImplBase {
         });
         try {
             engine.watchReceive(r.getReceiveId(), secret, r.getTpRank(), watcher);
-        } catch (EngineException e) {
-            watcher.refuse(status(e).withDescription(e.getMessage()));
+        } catch (RuntimeException e) {
+            watcher.refused(); // the edge chain closes the stream with the error's status; no watch to lose
+            throw e;
         }
     }
 
@@ -167,11 +153,8 @@ public final class PdPushGrpcService extends PdPushGrpc.PdPushImplBase {
             }
         }
 
-        synchronized void refuse(Status status) {
-            if (!done) {
-                done = true;
-                call.onError(status.asRuntimeException());
-            }
+        synchronized void refused() {
+            done = true;
         }
 
         /** Whether the stream was cancelled before it was answered (the caller went away). */
@@ -207,31 +190,8 @@ public final class PdPushGrpcService extends PdPushGrpc.PdPushImplBase {
         };
     }
 
-    private static <T> void call(StreamObserver<T> out, Supplier<T> body) {
-        T response;
-        try {
-            response = body.get();
-        } catch (EngineException e) {
-            out.onError(status(e).withDescription(e.getMessage()).asRuntimeException());
-            return;
-        } catch (RuntimeException e) {
-            LOG.error("PdPush call failed", e);
-            out.onError(Status.INTERNAL.withDescription(e.toString()).asRuntimeException());
-            return;
-        }
+    private static <T> void reply(StreamObserver<T> out, T response) {
         out.onNext(response);
         out.onCompleted();
-    }
-
-    private static Status status(EngineException e) {
-        return switch (e.kind()) {
-            case INVALID_ARGUMENT -> Status.INVALID_ARGUMENT;
-            case FAILED_PRECONDITION -> Status.FAILED_PRECONDITION;
-            case UNAVAILABLE -> Status.UNAVAILABLE;
-            case DEADLINE_EXCEEDED -> Status.DEADLINE_EXCEEDED;
-            case RESOURCE_EXHAUSTED -> Status.RESOURCE_EXHAUSTED;
-            case PERMISSION_DENIED -> Status.PERMISSION_DENIED;
-            case INTERNAL -> Status.INTERNAL;
-        };
     }
 }
