@@ -13,6 +13,8 @@ import io.pegaflow.core.lease.LeaseTable;
 import io.pegaflow.core.load.LoadStateSignal;
 import io.pegaflow.core.metrics.EngineCounter;
 import io.pegaflow.core.metrics.EngineMetrics;
+import io.pegaflow.core.metrics.LoadPhase;
+import io.pegaflow.core.metrics.PhaseRecorders;
 import io.pegaflow.kernel.agent.NanoClock;
 import io.pegaflow.kernel.plan.RangePlan;
 import java.util.ArrayList;
@@ -51,6 +53,7 @@ final class LoadPath {
             String loadStateShm,
             List<String> layerNames,
             List<LeaseLoad> loads) {
+        long started = clock.nanoTime();
         DataRequest.checkDeviceId(deviceId);
         List<LeaseId> ids = new ArrayList<>(loads.size());
         for (LeaseLoad l : loads) {
@@ -62,11 +65,17 @@ final class LoadPath {
             Instance instance = instances.require(instanceId);
             instance.requireSealed();
             DeviceContext device = DataRequest.device(instance, deviceId);
+            long leasing = clock.nanoTime();
             int[] targets = consume(instanceId, ids, loads, held);
+            long leased = clock.nanoTime();
             DataRequest request = DataRequest.resolve(DataRequest.Op.LOAD, instance, device, tpRank, layerNames);
             int[][] targetsByLayer = new int[request.layers().size()][];
             Arrays.fill(targetsByLayer, targets);
-            submit(device, new LoadTask(request, targetsByLayer, held, signal), signal, held);
+            long resolved = clock.nanoTime();
+            PhaseRecorders<LoadPhase> phases = metrics.loadPhases();
+            phases.of(LoadPhase.VALIDATE).recordNanos((leasing - started) + (resolved - leased));
+            phases.of(LoadPhase.LEASE).recordNanos(leased - leasing);
+            submit(device, new LoadTask(request, targetsByLayer, held, signal, resolved), signal, held);
         } catch (RuntimeException e) {
             fail(signal, held, e);
         }
@@ -86,6 +95,7 @@ final class LoadPath {
             String loadStateShm,
             List<List<String>> groups,
             List<GroupedLeaseLoad> loads) {
+        long started = clock.nanoTime();
         DataRequest.checkDeviceId(deviceId);
         List<LeaseId> ids = new ArrayList<>(loads.size());
         for (GroupedLeaseLoad l : loads) {
@@ -113,12 +123,17 @@ final class LoadPath {
             }
             DataRequest request = DataRequest.resolve(DataRequest.Op.LOAD, instance, device, tpRank, names);
             int[] storageGroups = storageGroups(groups, request.layers());
+            long leasing = clock.nanoTime();
             int[][] targetsByGroup = consumeGrouped(instance, storageGroups, ids, loads, held);
             int[][] targetsByLayer = new int[names.size()][];
             for (int k = 0; k < targetsByLayer.length; k++) {
                 targetsByLayer[k] = targetsByGroup[groupOfLayer.get(k)];
             }
-            submit(device, new LoadTask(request, targetsByLayer, held, signal), signal, held);
+            long leased = clock.nanoTime();
+            PhaseRecorders<LoadPhase> phases = metrics.loadPhases();
+            phases.of(LoadPhase.VALIDATE).recordNanos(leasing - started);
+            phases.of(LoadPhase.LEASE).recordNanos(leased - leasing);
+            submit(device, new LoadTask(request, targetsByLayer, held, signal, leased), signal, held);
         } catch (RuntimeException e) {
             fail(signal, held, e);
         }
@@ -255,8 +270,15 @@ final class LoadPath {
         private final int[][] targetsByLayer; // per layer of the request, the destination of each block (< 0: none)
         private final List<SealedBlock> blocks;
         private final LoadStateSignal signal;
+        private final long queuedNanos; // when the request thread handed it on (the QUEUE phase's start)
 
-        LoadTask(DataRequest request, int[][] targetsByLayer, List<SealedBlock> blocks, LoadStateSignal signal) {
+        LoadTask(
+                DataRequest request,
+                int[][] targetsByLayer,
+                List<SealedBlock> blocks,
+                LoadStateSignal signal,
+                long queuedNanos) {
+            this.queuedNanos = queuedNanos;
             this.request = request;
             this.device = request.device();
             this.layers = request.layers();
@@ -282,14 +304,21 @@ final class LoadPath {
         @Override
         public void run(DeviceCopier copier) {
             long started = clock.nanoTime();
+            PhaseRecorders<LoadPhase> phases = metrics.loadPhases();
+            phases.of(LoadPhase.QUEUE).recordNanos(started - queuedNanos);
             try {
                 RangePlan plan = plan();
+                long planned = clock.nanoTime();
+                phases.of(LoadPhase.PLAN).recordNanos(planned - started);
                 copier.copyToDevice(plan);
+                long copied = clock.nanoTime();
+                phases.of(LoadPhase.COPY).recordNanos(copied - planned);
                 metrics.add(EngineCounter.LOAD_BYTES, plan.totalBytes());
-                metrics.loadDuration().recordNanos(clock.nanoTime() - started);
+                metrics.loadDuration().recordNanos(copied - started);
                 if (!signal.succeed()) {
                     LOG.debug("load state {} vanished before completion was signalled", signal.name());
                 }
+                phases.of(LoadPhase.SIGNAL).recordNanos(clock.nanoTime() - copied);
             } catch (RuntimeException e) {
                 metrics.increment(EngineCounter.LOAD_FAILURES);
                 LOG.warn("load on device {} failed: {}", device.deviceId(), e.getMessage());

@@ -21,6 +21,9 @@ import io.pegaflow.core.memory.PoolView;
 import io.pegaflow.core.metrics.DurationRecorder;
 import io.pegaflow.core.metrics.EngineMetrics;
 import io.pegaflow.core.metrics.EngineMetricsView;
+import io.pegaflow.core.metrics.LoadPhase;
+import io.pegaflow.core.metrics.PhaseRecorders;
+import io.pegaflow.core.metrics.SavePhase;
 import io.pegaflow.core.tier.PrefetchTable;
 import io.pegaflow.core.tier.ReclaimingAllocator;
 import io.pegaflow.core.tier.SealedBlockSpill;
@@ -585,6 +588,19 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
     public void bindDurations(DurationRecorder save, DurationRecorder load) {
         metrics.bindSaveDuration(save);
         metrics.bindLoadDuration(load);
+    }
+
+    /**
+     * The per-phase recorders of Save: the engine records its phases, the gRPC layer the transport's (receive, parse,
+     * decode, reply); the server binds them to its meters before traffic starts.
+     */
+    public PhaseRecorders<SavePhase> savePhases() {
+        return metrics.savePhases();
+    }
+
+    /** The per-phase recorders of Load, as {@link #savePhases()}. */
+    public PhaseRecorders<LoadPhase> loadPhases() {
+        return metrics.loadPhases();
     }
 
     /**

@@ -12,6 +12,8 @@ import io.pegaflow.core.instance.LayerRegistration;
 import io.pegaflow.core.memory.PinnedAllocation;
 import io.pegaflow.core.metrics.EngineCounter;
 import io.pegaflow.core.metrics.EngineMetrics;
+import io.pegaflow.core.metrics.PhaseRecorders;
+import io.pegaflow.core.metrics.SavePhase;
 import io.pegaflow.kernel.agent.NanoClock;
 import io.pegaflow.kernel.plan.RangePlan;
 import java.time.Duration;
@@ -128,16 +130,26 @@ final class SavePath {
             names.add(s.layerName());
         }
         DataRequest request = DataRequest.resolve(DataRequest.Op.SAVE, instance, device, tpRank, names);
+        PhaseRecorders<SavePhase> phases = metrics.savePhases();
+        long validated = clock.nanoTime();
+        phases.of(SavePhase.VALIDATE).recordNanos(validated - started);
         String namespace = instance.namespace();
         List<LayerWork> work = new ArrayList<>(saves.size());
         List<GroupSave> groups = selectMissingByGroup(instance, namespace, saves, request, work);
+        long indexed = clock.nanoTime();
+        phases.of(SavePhase.INDEX).recordNanos(indexed - validated);
         if (work.isEmpty()) {
             return;
         }
         requireShare(instanceId, work);
         boolean copyOwnsAllocations = false;
         try {
-            RangePlan plan = allocateAndPlan(work);
+            allocate(work);
+            long allocated = clock.nanoTime();
+            phases.of(SavePhase.ALLOCATE).recordNanos(allocated - indexed);
+            RangePlan plan = plan(work);
+            long planned = clock.nanoTime();
+            phases.of(SavePhase.PLAN).recordNanos(planned - allocated);
             CompletableFuture<Void> copied = device.saveLane().copy(plan);
             try {
                 awaitCopy(device, copied);
@@ -149,6 +161,8 @@ final class SavePath {
                 }
                 throw e;
             }
+            long copiedAt = clock.nanoTime();
+            phases.of(SavePhase.COPY).recordNanos(copiedAt - planned);
             long bytes = 0;
             for (LayerWork w : work) {
                 bytes += w.layer.hostSegmentBytes() * (w.layer.isSplit() ? 2L : 1L) * w.count;
@@ -164,7 +178,9 @@ final class SavePath {
                 sealer.submit(new SealBatch(namespace, g.totalSlots(), g.keys(), layerSlots, data));
             }
             metrics.add(EngineCounter.SAVE_BYTES, bytes);
-            metrics.saveDuration().recordNanos(clock.nanoTime() - started);
+            long sealed = clock.nanoTime();
+            phases.of(SavePhase.SEAL).recordNanos(sealed - copiedAt);
+            metrics.saveDuration().recordNanos(sealed - started);
         } finally {
             // Slots hold their own references now; the save's initial ones go.
             if (!copyOwnsAllocations) {
@@ -371,16 +387,11 @@ final class SavePath {
         return true;
     }
 
-    private RangePlan allocateAndPlan(List<LayerWork> work) {
-        int ranges = 0;
-        for (LayerWork w : work) {
-            ranges += w.count * (w.layer.isSplit() ? 2 : 1);
-        }
-        RangePlan plan = new RangePlan(Math.min(ranges, 1 << 16)); // device -> pool
+    /** Takes each layer's pool memory: per block with {@code pega.blockwise-alloc}, else one run per plane. */
+    private void allocate(List<LayerWork> work) {
         for (LayerWork w : work) {
             LayerRegistration layer = w.layer;
             long seg = layer.hostSegmentBytes();
-            long copy = layer.copySegmentBytes();
             int allocations = blockwise ? w.count : 1;
             long perAllocation = blockwise ? seg : seg * w.count;
             w.kAllocs = new PinnedAllocation[allocations];
@@ -391,6 +402,20 @@ final class SavePath {
                     w.vAllocs[a] = allocateOrFail(perAllocation, "V segment");
                 }
             }
+        }
+    }
+
+    /** The device-to-pool ranges of every layer's pairs, into the memory {@link #allocate} took. */
+    private RangePlan plan(List<LayerWork> work) {
+        int ranges = 0;
+        for (LayerWork w : work) {
+            ranges += w.count * (w.layer.isSplit() ? 2 : 1);
+        }
+        RangePlan plan = new RangePlan(Math.min(ranges, 1 << 16)); // device -> pool
+        for (LayerWork w : work) {
+            LayerRegistration layer = w.layer;
+            long seg = layer.hostSegmentBytes();
+            long copy = layer.copySegmentBytes();
             plan.fence(); // another layer's tensor is another allocation, even where the addresses meet
             for (int i = 0; i < w.count; i++) {
                 plan.add(layer.deviceRange(w.blockIds[i], 0), hostAddress(w.kAllocs, i, seg), copy);

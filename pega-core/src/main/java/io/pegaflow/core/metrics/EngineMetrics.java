@@ -24,6 +24,9 @@ public final class EngineMetrics implements EngineMetricsView {
     /** Requested blocks by the tier that answered them: ram, each backing tier's name, miss. */
     private final Map<String, LongAdder> tierRequests = new ConcurrentHashMap<>();
 
+    private final PhaseRecorders<SavePhase> savePhases = new PhaseRecorders<>(SavePhase.class);
+    private final PhaseRecorders<LoadPhase> loadPhases = new PhaseRecorders<>(LoadPhase.class);
+
     private volatile DurationRecorder saveDuration = DurationRecorder.NOOP;
     private volatile DurationRecorder loadDuration = DurationRecorder.NOOP;
 
@@ -89,6 +92,16 @@ public final class EngineMetrics implements EngineMetricsView {
 
     public DurationRecorder loadDuration() {
         return loadDuration;
+    }
+
+    /** The per-phase recorders of Save ({@code pegaflow_save_phase_seconds}). */
+    public PhaseRecorders<SavePhase> savePhases() {
+        return savePhases;
+    }
+
+    /** The per-phase recorders of Load ({@code pegaflow_load_phase_seconds}). */
+    public PhaseRecorders<LoadPhase> loadPhases() {
+        return loadPhases;
     }
 
     public void bindSaveDuration(DurationRecorder recorder) {

@@ -13,8 +13,12 @@ import io.pegaflow.core.engine.RegisterCommand;
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.instance.Connector;
 import io.pegaflow.core.instance.ConnectorGeneration;
+import io.pegaflow.core.metrics.LoadPhase;
+import io.pegaflow.core.metrics.PhaseRecorders;
+import io.pegaflow.core.metrics.SavePhase;
 import io.pegaflow.edge.access.AdminAccess;
 import io.pegaflow.edge.lifecycle.ShutdownCoordinator;
+import io.pegaflow.kernel.agent.NanoClock;
 import io.pegaflow.proto.EngineGrpc;
 import io.pegaflow.proto.HealthRequest;
 import io.pegaflow.proto.HealthResponse;
@@ -46,6 +50,7 @@ import io.pegaflow.proto.UnregisterResponse;
 import io.pegaflow.proto.compat.LoadRequestWire;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.IntStream;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -81,6 +86,7 @@ class EngineGrpcService implements EngineGrpc.AsyncService, BindableService {
     private final AdminAccess access;
     private final ShutdownCoordinator shutdown;
     private final @Nullable TransferRpcs transfers; // null unless pega.rdma.enabled=true
+    private final NanoClock clock = NanoClock.SYSTEM; // the phase timers' clock
 
     EngineGrpcService(
             PegaEngine engine,
@@ -107,10 +113,29 @@ class EngineGrpcService implements EngineGrpc.AsyncService, BindableService {
         out.onCompleted();
     }
 
-    /** Load is bound to {@link #load(LoadRequestWire, StreamObserver)}: its fields are read by generation. */
+    /**
+     * Load is bound to {@link #load(LoadRequestWire, StreamObserver)}: its fields are read by generation. Save and Load
+     * time their receive and parse phases ({@link PhaseTimedBinding}); the recorders are looked up per call, since the
+     * meter binder may install them after this binding.
+     */
     @Override
     public ServerServiceDefinition bindService() {
-        return LoadBinding.rebind(EngineGrpc.bindService(this), this::load);
+        return PhaseTimedBinding.wrap(
+                LoadBinding.rebind(EngineGrpc.bindService(this), this::load),
+                clock,
+                Map.of(
+                        EngineGrpc.getSaveMethod().getFullMethodName(),
+                        new PhaseTimedBinding.Timers(
+                                nanos -> engine.savePhases()
+                                        .of(SavePhase.RECEIVE)
+                                        .recordNanos(nanos),
+                                nanos -> engine.savePhases().of(SavePhase.PARSE).recordNanos(nanos)),
+                        EngineGrpc.getLoadMethod().getFullMethodName(),
+                        new PhaseTimedBinding.Timers(
+                                nanos -> engine.loadPhases()
+                                        .of(LoadPhase.RECEIVE)
+                                        .recordNanos(nanos),
+                                nanos -> engine.loadPhases().of(LoadPhase.PARSE).recordNanos(nanos))));
     }
 
     @Override
@@ -156,19 +181,24 @@ class EngineGrpcService implements EngineGrpc.AsyncService, BindableService {
 
     @Override
     public void save(SaveRequest r, StreamObserver<SaveResponse> out) {
+        long begun = clock.nanoTime();
         engine.authorize(r.getInstanceId(), CallerIdentity.current().principal());
         List<LayerSave> saves = new ArrayList<>(r.getSavesCount());
         for (SaveLayer layer : r.getSavesList()) {
             saves.add(new LayerSave(
                     layer.getLayerName(), ints(layer.getBlockIdsList()), bytes(layer.getBlockHashesList())));
         }
+        PhaseRecorders<SavePhase> phases = engine.savePhases();
+        phases.of(SavePhase.DECODE).recordNanos(clock.nanoTime() - begun);
         engine.save(
                 r.getInstanceId(),
                 Integer.toUnsignedLong(r.getTpRank()),
                 Integer.toUnsignedLong(r.getPpRank()),
                 r.getDeviceId(),
                 saves);
+        long saved = clock.nanoTime();
         reply(out, SaveResponse.newBuilder().setStatus(OK).build());
+        phases.of(SavePhase.REPLY).recordNanos(clock.nanoTime() - saved);
     }
 
     /**
@@ -176,16 +206,20 @@ class EngineGrpcService implements EngineGrpc.AsyncService, BindableService {
      * instance that is not live decodes as v0.22.4, and the engine then reports it missing).
      */
     void load(LoadRequestWire r, StreamObserver<LoadResponse> out) {
+        long begun = clock.nanoTime();
         engine.authorize(r.getInstanceId(), CallerIdentity.current().principal());
         Connector connector = engine.connectorOf(r.getInstanceId());
         ConnectorGeneration generation = connector == null ? ConnectorGeneration.G0 : connector.generation();
         long tpRank = Integer.toUnsignedLong(r.getTpRank());
+        PhaseRecorders<LoadPhase> phases = engine.loadPhases();
         if (generation.groupedLoad()) {
             LoadWire.Grouped grouped = LoadWire.grouped(r);
+            phases.of(LoadPhase.DECODE).recordNanos(clock.nanoTime() - begun);
             engine.loadGroups(
                     r.getInstanceId(), tpRank, r.getDeviceId(), r.getLoadStateShm(), grouped.groups(), grouped.loads());
         } else {
             LoadWire.Legacy legacy = LoadWire.legacy(r, generation);
+            phases.of(LoadPhase.DECODE).recordNanos(clock.nanoTime() - begun);
             engine.load(
                     r.getInstanceId(),
                     tpRank,
@@ -194,7 +228,9 @@ class EngineGrpcService implements EngineGrpc.AsyncService, BindableService {
                     legacy.layerNames(),
                     legacy.loads());
         }
+        long loaded = clock.nanoTime();
         reply(out, LoadResponse.newBuilder().setStatus(OK).build());
+        phases.of(LoadPhase.REPLY).recordNanos(clock.nanoTime() - loaded);
     }
 
     @Override

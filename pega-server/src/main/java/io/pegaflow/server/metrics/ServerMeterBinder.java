@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.pegaflow.core.engine.PegaEngine;
+import io.pegaflow.core.metrics.DurationRecorder;
 import io.pegaflow.core.metrics.EngineCounter;
 import io.pegaflow.core.metrics.EngineMetricsView;
 import io.pegaflow.core.ssd.ShardStatus;
@@ -105,6 +106,12 @@ public final class ServerMeterBinder implements MeterBinder {
         Timer load = m.timer(ServerMetric.PEGAFLOW_LOAD_DURATION);
         engine.bindDurations(
                 nanos -> save.record(nanos, TimeUnit.NANOSECONDS), nanos -> load.record(nanos, TimeUnit.NANOSECONDS));
+        engine.savePhases().bind(phase -> recorder(m.timer(ServerMetric.PEGAFLOW_SAVE_PHASE, phase.label())));
+        engine.loadPhases().bind(phase -> recorder(m.timer(ServerMetric.PEGAFLOW_LOAD_PHASE, phase.label())));
+    }
+
+    private static DurationRecorder recorder(Timer timer) {
+        return nanos -> timer.record(nanos, TimeUnit.NANOSECONDS);
     }
 
     /** Read at scrape time: the restore runs after the binder, just before the gRPC port opens. */

@@ -66,6 +66,10 @@ public enum ServerMetric implements MetricDescriptor {
     PEGAFLOW_LOAD_DURATION(
             MetricType.TIMER, "seconds", "Load copy, task start to completion", Labels.NONE, Buckets.COPY),
     PEGAFLOW_LOAD_FAILURES(MetricType.COUNTER, "loads", "Loads that signalled failure"),
+    PEGAFLOW_SAVE_PHASE(
+            MetricType.TIMER, "seconds", "Save time by phase, receive to reply", Labels.PHASE, Buckets.PHASE),
+    PEGAFLOW_LOAD_PHASE(
+            MetricType.TIMER, "seconds", "Load time by phase, receive to signal", Labels.PHASE, Buckets.PHASE),
 
     // SSD tier, per shard (docs/ssd.md)
     PEGAFLOW_SSD_SHARD_USED_BYTES(MetricType.GAUGE, "bytes", "Bytes of the entries a shard serves", Labels.SHARD),
@@ -169,6 +173,7 @@ public enum ServerMetric implements MetricDescriptor {
         static final List<String> GENERATION = List.of("generation");
         static final List<String> SHARD = List.of("shard", "path");
         static final List<String> KIND = List.of("kind");
+        static final List<String> PHASE = List.of("phase");
         static final List<String> STATUS = List.of("status");
         static final List<String> PEER = List.of("peer");
         static final List<String> PEER_STATE = List.of("peer", "state");
@@ -208,6 +213,19 @@ public enum ServerMetric implements MetricDescriptor {
                 Duration.ofSeconds(15),
                 Duration.ofSeconds(30),
                 Duration.ofSeconds(60));
+        /** Request phases: from tens of microseconds (a lookup) to the copy of a large request. */
+        static final List<Duration> PHASE = List.of(
+                Duration.ofNanos(50_000),
+                Duration.ofNanos(200_000),
+                Duration.ofMillis(1),
+                Duration.ofMillis(2),
+                Duration.ofMillis(5),
+                Duration.ofMillis(10),
+                Duration.ofMillis(20),
+                Duration.ofMillis(50),
+                Duration.ofMillis(100),
+                Duration.ofMillis(250),
+                Duration.ofSeconds(1));
         /** The reference's {@code pegaflow_rdma_fetch_duration} buckets. */
         static final List<Duration> FETCH = List.of(
                 Duration.ofMillis(10),
