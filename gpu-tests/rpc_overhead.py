@@ -10,6 +10,9 @@ to reply) sees it, so the difference is transport plus client:
   save_1      a Save of one 2 MiB block
   save_batch  a Save of 512 random 2 MiB blocks (1 GiB), built with protobuf as the connector does
   save_raw    the same batch sent as pre-serialized bytes, so Python's protobuf work is outside the timing
+  load_batch  a Query and Load of the last batch saved, from sending Load until load_state_shm turns 1
+Around the batches it prints the server's own breakdown of a Save and a Load by phase (pegaflow_save_phase_seconds,
+pegaflow_load_phase_seconds: receive, parse, decode, validate, index or lease, allocate, plan, copy, seal, reply).
 """
 
 import argparse
@@ -23,7 +26,8 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from pega_client import EngineClient, HostMem, Layer, block_hash  # noqa: E402
+import phases  # noqa: E402
+from pega_client import CudaMem, EngineClient, HostMem, Layer, LoadState, block_hash  # noqa: E402
 from pega_proto import engine_pb2 as pb  # noqa: E402
 
 BS = 2 << 20
@@ -124,11 +128,9 @@ def main():
     nblocks = 2 * count
     if args.kind == "cuda":
         import torch
-        from bandwidth import TensorMem
         torch.cuda.set_device(0)
-        dev = torch.empty((nblocks, BS), dtype=torch.uint8, device="cuda:0")
-        dev.random_(0, 256)
-        mem, gpu = TensorMem(dev), torch.cuda.get_device_name(0)
+        mem, gpu = CudaMem(torch, (nblocks, BS), "uint8", "cuda:0"), torch.cuda.get_device_name(0)
+        mem.fill_random(7)
     else:
         mem, gpu = HostMem((nblocks, BS), "uint8"), "none (host backend)"
     inst, ns = f"ovh-{os.getpid()}", f"ovh-ns-{os.getpid()}"
@@ -169,24 +171,57 @@ def main():
         layer = pb.SaveLayer(layer_name="ALL_LAYERS", block_ids=ids, block_hashes=hashes)
         return pb.SaveRequest(instance_id=inst, saves=[layer]).SerializeToString()
 
-    for name, fn, prepare in (("save_batch", save_batch, batch), ("save_raw", save_raw, raw_batch)):
-        client_t, server_t = [], []
+    last = {}
+
+    def save_batch_kept():
+        ids, hashes = pending[-1]
+        last["hashes"] = hashes
+        save_batch()
+
+    breakdowns = []
+    for name, fn, prepare in (("save_batch", save_batch_kept, batch), ("save_raw", save_raw, raw_batch)):
+        client_t, server_t, load_t = [], [], []
         for run in range(args.runs + 1):
             pending.append(prepare())
+            before = phases.scrape(args.http) if run == 1 else None
             c, s = timed(args.http, "save", fn, 1)
+            if name == "save_batch":  # Query + Load of what this run saved
+                _, lease = client.query_until(inst, last["hashes"], f"ovh-{run}", count, timeout=60)
+                st = LoadState()
+                try:
+                    t0 = time.perf_counter()
+                    client.load(inst, 0, 0, st.name, ["ALL_LAYERS"], [(lease, rng.sample(range(nblocks), count))])
+                    state = st.wait(60)
+                    tl = time.perf_counter() - t0
+                finally:
+                    st.close()
+                assert state == 1, f"load state {state}"
             if run > 0:  # the first one warms up
                 client_t += c
                 server_t += s
+                if name == "save_batch":
+                    load_t.append(tl)
         results.append(row(name, client_t, server_t, count * BS))
+        if load_t:
+            results.append(row("load_batch", load_t, [0.0] * len(load_t), count * BS))
+        after = phases.scrape(args.http)
+        b = phases.breakdown(before, after) if before else None
+        if b:
+            b["case"] = name
+            breakdowns.append((name, b))
+            print(json.dumps(b), flush=True)
         # Drop the blocks again so the pool never evicts under the measurement.
         urllib.request.urlopen(urllib.request.Request(f"http://{args.http}/cache/memory/cleanup", method="POST",
                                                headers={"X-Pega-Request": "1"}),
                                timeout=30).read()
 
     sess.cancel()
+    if breakdowns:
+        print(f"\nServer phases, {count} blocks of {BS >> 20} MiB, one layer (mean ms per request):\n", flush=True)
+        print(phases.table(breakdowns), flush=True)
     if args.out:
         with open(args.out, "w") as f:
-            json.dump({"gpu": gpu, "results": results}, f, indent=1)
+            json.dump({"gpu": gpu, "results": results, "phases": [b for _, b in breakdowns]}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,11 @@
 #   5b. hybrid_e2e.py (first mode only): a hybrid model's worker as pegaflow-llm 0.25.1 drives it (attention layers
 #      plus recurrent-state layers of another page size, layer_group_ids), both groups byte-exact, Save/Load GB/s
 #                                                                                                  -> hybrid-MODE.json
+#   5c. link_bench.py (first mode only): Save / Query+Load of the bandwidth layouts and a 10k-token prefix through the
+#      Python client and the compiled one (LinkBench, the bundle's bench/benchmarks.jar), cold first Save, the
+#      server's time per phase, torch's contiguous copy                                            -> link-MODE.json
+#   5d. rpc_overhead.py (first mode only): client vs server handler time, empty RPCs to 1 GiB Saves and Loads, the
+#      server's phase breakdown                                                               -> rpc_overhead.json
 #   then, with servers of its own:
 #   6. restart_e2e.py: a torch worker registered through CUDA IPC outlives a SIGKILLed pega-server; a new one on the
 #      same pega.state.dir and SSD shard restores it, and its next QueryPrefetch/Load are served from SSD byte-exact
@@ -28,7 +33,8 @@
 #              BACKEND=host + E2E_KIND=host (no-GPU dry run), JUNIT_CLASSES="fully.qualified.Test ..." (only those),
 #              JUNIT_JAVA_OPTS (e.g. -Dpega.gpu.tuning=1 for the copy tuning sweeps), SERVER_JAVA_OPTS
 #              (e.g. -Dpega.cuda.blockingSync=true), SERVER_ARGS (more --key=value), BANDWIDTH_ARGS (e.g.
-#              "--layouts kv16 --runs 5"; later modes: BANDWIDTH_ARGS_OTHER_MODES, default "--layouts kv16,bf16 --runs 2"), RPC_OVERHEAD=1 (adds rpc_overhead.py); gpu-bundle/test-overlay and
+#              "--layouts kv16 --runs 5"; later modes: BANDWIDTH_ARGS_OTHER_MODES, default "--layouts kv16,bf16 --runs 2"), SKIP_LINK=1, LINK_ARGS
+#              (e.g. "--layouts kv16,prefix --runs 5"), SKIP_RPC_OVERHEAD=1; gpu-bundle/test-overlay and
 #              gpu-bundle/server-overlay, when present, hold classes compiled after the bundle and come first on the
 #              classpaths.
 set -uo pipefail
@@ -172,9 +178,24 @@ for r in d["results"]:
 PY
   fi
 
-  if [[ "${RPC_OVERHEAD:-0}" == 1 && $first == 1 ]]; then
-    step "RPC overhead (rpc_overhead.py: client time vs the server's handler time)"
-    timeout 300 python3 "$here/rpc_overhead.py" --addr "127.0.0.1:$grpc_port" --http "127.0.0.1:$http_port" --out "$report/rpc_overhead.json" > "$scratch/ovh.log" 2>&1
+  if [[ "${SKIP_LINK:-0}" != 1 && $first == 1 ]]; then
+    step "Save and Load as a Python and a compiled client see them, copy mode $mode (link_bench.py, LinkBench)"
+    if [[ -f "$bundle/bench/benchmarks.jar" ]]; then
+      timeout "${LINK_TIMEOUT:-900}" python3 "$here/link_bench.py" --kind "${E2E_KIND:-cuda}" --addr "127.0.0.1:$grpc_port" \
+        --http "127.0.0.1:$http_port" --java "$java -Xmx2g -cp $bundle/bench/benchmarks.jar" ${LINK_ARGS:-} \
+        --out "$report/link-$mode.json" > "$scratch/link.log" 2>&1
+      rc=$?
+      [[ $rc == 0 ]] || status=1
+      { [[ $rc == 0 ]] || tail -40 "$scratch/link.log"; } | fence
+      [[ -f "$report/link-$mode.json" ]] && python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['table'])" "$report/link-$mode.json" >> "$md"
+    else
+      echo "no bench/benchmarks.jar in the bundle (rebuild it with scripts/device-bundle.sh): skipped" | tee -a "$md"
+    fi
+  fi
+
+  if [[ "${SKIP_RPC_OVERHEAD:-0}" != 1 && $first == 1 ]]; then
+    step "RPC overhead (rpc_overhead.py: client time vs the server's handler time, the server's phases)"
+    timeout 300 python3 "$here/rpc_overhead.py" --kind "${E2E_KIND:-cuda}" --addr "127.0.0.1:$grpc_port" --http "127.0.0.1:$http_port" ${RPC_OVERHEAD_ARGS:-} --out "$report/rpc_overhead.json" > "$scratch/ovh.log" 2>&1
     [[ $? == 0 ]] || status=1
     cat "$scratch/ovh.log" | fence
   fi

@@ -7,6 +7,8 @@
 #                          class files far better than jars); server/classpath.txt and server/main-class.txt
 #     test/                pega-native and pega-core main and test classes, the test dependencies unpacked,
 #                          GpuTestMain (gpu-tests/java) compiled; test/classpath.txt
+#     bench/benchmarks.jar pega-benchmarks' jar: the compiled Save/Load client (io.pegaflow.bench.link.LinkBench) that
+#                          gpu-tests/link_bench.py runs beside the Python client
 #     ucx/                 Debian's libucx0 1.13.1 and what it links (libnuma1, libibverbs1, librdmacm1), unpacked
 #                          from their .debs (`apt-get download`): the device has no Debian, and JUCX's libjucx.so
 #                          needs libucp. Scripts that start a server with pega.pd or pega.rdma on set
@@ -142,7 +144,7 @@ echo "== build ($src)"
 # pega-native resolves to this build's output: a separate `-pl pega-core dependency:build-classpath` would look for
 # io.pegaflow:pega-native in ~/.m2, which fails on a fresh clone (nothing ran `install`) and picks up a stale jar
 # wherever something did.
-(cd "$src" && ./mvnw -q -B -ntp ${MAVEN_ARGS:-} -pl pega-server -am package dependency:build-classpath -DskipTests \
+(cd "$src" && ./mvnw -q -B -ntp ${MAVEN_ARGS:-} -pl pega-server,pega-benchmarks -am package dependency:build-classpath -DskipTests \
    -Dspotless.check.skip=true -Dmdep.includeScope=test -Dmdep.outputFile=target/test-classpath.txt)
 grep -q "repository/io/pegaflow" "$src/pega-core/target/test-classpath.txt" \
   && { echo "pega-core's test classpath resolved a pega module from ~/.m2"; exit 1; }
@@ -203,11 +205,15 @@ javac -d "$stage/test/launcher" -cp "$javac_cp" "$root/gpu-tests/java/GpuTestMai
 test_cp+=("launcher")
 (IFS=:; echo "${test_cp[*]}") > "$stage/test/classpath.txt"
 
+echo "== bench"
+mkdir -p "$stage/bench"
+cp "$src/pega-benchmarks/target/benchmarks.jar" "$stage/bench/"
+
 echo "== ucx"
 ucx_libs "$stage"
 
 echo "== pack"
 mkdir -p "$out"
 XZ_OPT="-6 -T0" tar -cJf "$out/pega-gpu-bundle.tar.xz" -C "$stage" .
-du -sh "$stage"/jre "$stage"/server "$stage"/test "$stage"/ucx "$out/pega-gpu-bundle.tar.xz"
+du -sh "$stage"/jre "$stage"/server "$stage"/test "$stage"/bench "$stage"/ucx "$out/pega-gpu-bundle.tar.xz"
 if [[ "$src" != "$root" ]]; then rm -rf "$src"; fi

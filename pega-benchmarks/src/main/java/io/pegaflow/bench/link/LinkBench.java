@@ -1,0 +1,344 @@
+package io.pegaflow.bench.link;
+
+import com.google.protobuf.ByteString;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.NettyChannelBuilder;
+import io.pegaflow.proto.EngineGrpc;
+import io.pegaflow.proto.LeaseLoad;
+import io.pegaflow.proto.LoadRequest;
+import io.pegaflow.proto.LoadResponse;
+import io.pegaflow.proto.QueryRequest;
+import io.pegaflow.proto.QueryResponse;
+import io.pegaflow.proto.ReleaseRequest;
+import io.pegaflow.proto.SaveLayer;
+import io.pegaflow.proto.SaveRequest;
+import io.pegaflow.proto.SaveResponse;
+import io.pegaflow.testkit.LoadStateShm;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Save, QueryPrefetch and Load of scattered blocks against an instance another process registered, timed as a
+ * compiled client sees them (no Python on the hot path): per run, a Save of {@code count} blocks of every layer with
+ * fresh hashes, QueryPrefetch polled until all of them hit, and a Load of them into other scattered blocks, waited for
+ * on the load-state object. Block ids follow {@code gpu-tests/bandwidth.py}: {@code count} distinct ids drawn from
+ * {@code [0, blocks)}, neighbours in request order never adjacent.
+ *
+ * <pre>
+ * java -cp pega-benchmarks/target/benchmarks.jar io.pegaflow.bench.link.LinkBench --addr 127.0.0.1:50055 \
+ *     --instance bw-kv16 --layers model.layers.0.self_attn.attn,... --blocks 2048 --count 1024 --runs 3 --out java.json
+ * </pre>
+ *
+ * The JSON report has each run's times and block ids, so the process that owns the memory can check every loaded byte.
+ */
+public final class LinkBench {
+    private static final int MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+    private static final long QUERY_POLL_NANOS = 200_000L;
+
+    /**
+     * One run's times (ms) and ids.
+     *
+     * @param buildMs building the Save request (outside the Save time)
+     * @param saveMs the Save RPC, which returns once the copy landed in the pool
+     * @param queryMs QueryPrefetch polled until every block hit
+     * @param loadMs from sending Load until the load-state object turned 1
+     * @param saveIds the saved block ids, in request order
+     * @param loadIds where the saved blocks were loaded, in the same order
+     */
+    public record Run(double buildMs, double saveMs, double queryMs, double loadMs, int[] saveIds, int[] loadIds) {}
+
+    private final LinkOptions options;
+    private final EngineGrpc.EngineBlockingStub stub;
+    private final SplittableRandom random;
+
+    private LinkBench(LinkOptions options, ManagedChannel channel) {
+        this.options = options;
+        this.stub = EngineGrpc.newBlockingStub(channel);
+        this.random = new SplittableRandom(options.seed());
+    }
+
+    /**
+     * The runs, and the server's Prometheus text before the first measured run and after the last (empty when
+     * {@link LinkOptions#metricsUrl()} is).
+     */
+    public record Report(List<Run> runs, String metricsBefore, String metricsAfter) {}
+
+    /** Runs {@code 1 + options.runs()} runs in order on one channel; the first is the cold or warm-up run. */
+    public static List<Run> run(LinkOptions options) {
+        return report(options).runs();
+    }
+
+    /** As {@link #run}, with the server's metrics around the measured runs. */
+    public static Report report(LinkOptions options) {
+        ManagedChannel channel = NettyChannelBuilder.forAddress(options.host(), options.port())
+                .usePlaintext()
+                .maxInboundMessageSize(MAX_MESSAGE_BYTES)
+                .build();
+        try {
+            LinkBench bench = new LinkBench(options, channel);
+            List<Run> runs = new ArrayList<>(options.runs() + 1);
+            runs.add(bench.one(0));
+            String before = scrape(options.metricsUrl());
+            for (int r = 1; r <= options.runs(); r++) {
+                runs.add(bench.one(r));
+            }
+            return new Report(runs, before, scrape(options.metricsUrl()));
+        } finally {
+            channel.shutdownNow();
+            try {
+                channel.awaitTermination(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private EngineGrpc.EngineBlockingStub deadline() {
+        return stub.withDeadlineAfter(options.timeoutSeconds(), TimeUnit.SECONDS);
+    }
+
+    private Run one(int run) {
+        int[] ids = scattered(options.blocks(), options.count(), random);
+        long t0 = System.nanoTime();
+        List<ByteString> hashes = hashes(options.salt() + "-" + run, options.count());
+        SaveRequest save = saveRequest(ids, hashes);
+        long t1 = System.nanoTime();
+        SaveResponse saved = deadline().save(save);
+        long t2 = System.nanoTime();
+        require(saved.getStatus().getOk(), "save", saved.getStatus().getMessage());
+        ByteString lease = queryUntilHit(hashes, "link-" + run);
+        long t3 = System.nanoTime();
+        int[] dst = scattered(options.blocks(), options.count(), random);
+        long t4;
+        try (LoadStateShm state = LoadStateShm.create()) {
+            LoadRequest load = LoadRequest.newBuilder()
+                    .setInstanceId(options.instanceId())
+                    .setLoadStateShm(state.name())
+                    .addAllLayerNames(options.layerNames())
+                    .addLoads(LeaseLoad.newBuilder().setLease(lease).addAllBlockIds(boxed(dst)))
+                    .build();
+            long sent = System.nanoTime();
+            LoadResponse loaded = deadline().load(load);
+            require(loaded.getStatus().getOk(), "load", loaded.getStatus().getMessage());
+            long s = awaitState(state, sent);
+            require(s == LoadStateShm.SUCCESS, "load", "load state " + s);
+            t4 = System.nanoTime() - sent + t3;
+        }
+        return new Run(ms(t1 - t0), ms(t2 - t1), ms(t3 - t2), ms(t4 - t3), ids, dst);
+    }
+
+    private SaveRequest saveRequest(int[] ids, List<ByteString> hashes) {
+        List<Integer> boxedIds = boxed(ids);
+        SaveRequest.Builder b = SaveRequest.newBuilder().setInstanceId(options.instanceId());
+        for (String layer : options.layerNames()) {
+            b.addSaves(SaveLayer.newBuilder()
+                    .setLayerName(layer)
+                    .addAllBlockIds(boxedIds)
+                    .addAllBlockHashes(hashes));
+        }
+        return b.build();
+    }
+
+    /** Polls as vLLM's scheduler does until every block hits (sealing is asynchronous); partial leases go back. */
+    private ByteString queryUntilHit(List<ByteString> hashes, String reqId) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(options.timeoutSeconds());
+        QueryRequest query = QueryRequest.newBuilder()
+                .setInstanceId(options.instanceId())
+                .addAllBlockHashes(hashes)
+                .setReqId(reqId)
+                .build();
+        long hits = 0;
+        while (System.nanoTime() < deadline) {
+            QueryResponse r = deadline().queryPrefetch(query);
+            if (r.hasReady()) {
+                hits = r.getReady().getNumHitBlocks();
+                if (hits >= hashes.size()) {
+                    return r.getReady().getLease();
+                }
+                if (!r.getReady().getLease().isEmpty()) {
+                    deadline()
+                            .release(ReleaseRequest.newBuilder()
+                                    .setLease(r.getReady().getLease())
+                                    .build());
+                }
+            }
+            LockSupport.parkNanos(QUERY_POLL_NANOS);
+        }
+        throw new IllegalStateException("query " + reqId + " reached " + hits + " of " + hashes.size() + " hits in "
+                + options.timeoutSeconds() + " s");
+    }
+
+    private long awaitState(LoadStateShm state, long sentNanos) {
+        long deadline = sentNanos + TimeUnit.SECONDS.toNanos(options.timeoutSeconds());
+        long s;
+        while ((s = state.state()) == LoadStateShm.PENDING) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException(
+                        "load state " + state.name() + " still pending after " + options.timeoutSeconds() + " s");
+            }
+            Thread.onSpinWait();
+        }
+        return s;
+    }
+
+    /** The {@code pegaflow_} samples of the server's Prometheus page; empty when there is no URL. */
+    private static String scrape(String url) {
+        if (url.isEmpty()) {
+            return "";
+        }
+        try (InputStream in = URI.create(url).toURL().openStream()) {
+            StringBuilder out = new StringBuilder();
+            new String(in.readAllBytes(), StandardCharsets.UTF_8)
+                    .lines()
+                    .filter(line -> line.startsWith("pegaflow_"))
+                    .forEach(line -> out.append(line).append('\n'));
+            return out.toString();
+        } catch (IOException e) {
+            throw new UncheckedIOException("reading " + url, e);
+        }
+    }
+
+    private static void require(boolean ok, String what, String message) {
+        if (!ok) {
+            throw new IllegalStateException(what + " failed: " + message);
+        }
+    }
+
+    /**
+     * {@code count} distinct ids of {@code [0, n)} in random order, with no two neighbours in the request adjacent
+     * (bandwidth.py's {@code scattered}).
+     */
+    static int[] scattered(int n, int count, SplittableRandom random) {
+        int[] all = new int[n];
+        for (int i = 0; i < n; i++) {
+            all[i] = i;
+        }
+        for (int i = 0; i < count; i++) {
+            int j = i + random.nextInt(n - i);
+            int t = all[i];
+            all[i] = all[j];
+            all[j] = t;
+        }
+        int[] ids = Arrays.copyOf(all, count);
+        for (int i = 1; i < count; i++) {
+            if (Math.abs(ids[i] - ids[i - 1]) == 1) {
+                int j = random.nextInt(count);
+                int t = ids[i];
+                ids[i] = ids[j];
+                ids[j] = t;
+            }
+        }
+        return ids;
+    }
+
+    /** 32-byte hashes, SHA-256 of {@code "salt:i"}, as gpu-tests' {@code block_hash}. */
+    static List<ByteString> hashes(String salt, int count) {
+        MessageDigest sha;
+        try {
+            sha = MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+        List<ByteString> out = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            out.add(ByteString.copyFrom(sha.digest((salt + ":" + i).getBytes(StandardCharsets.UTF_8))));
+        }
+        return out;
+    }
+
+    private static List<Integer> boxed(int[] ids) {
+        List<Integer> out = new ArrayList<>(ids.length);
+        for (int id : ids) {
+            out.add(id);
+        }
+        return out;
+    }
+
+    private static double ms(long nanos) {
+        return nanos / 1e6;
+    }
+
+    /** The report: options, the first run apart, then every run with its ids. */
+    static String json(LinkOptions o, Report report) {
+        List<Run> runs = report.runs();
+        StringBuilder b = new StringBuilder(64 * 1024);
+        b.append("{\"instance\":\"")
+                .append(o.instanceId())
+                .append("\",\"layers\":")
+                .append(o.layerNames().size())
+                .append(",\"blocks\":")
+                .append(o.blocks())
+                .append(",\"count\":")
+                .append(o.count())
+                .append(",\"runs\":[");
+        for (int r = 0; r < runs.size(); r++) {
+            Run run = runs.get(r);
+            b.append(r == 0 ? "" : ",")
+                    .append("{\"build_ms\":")
+                    .append(run.buildMs())
+                    .append(",\"save_ms\":")
+                    .append(run.saveMs())
+                    .append(",\"query_ms\":")
+                    .append(run.queryMs())
+                    .append(",\"load_ms\":")
+                    .append(run.loadMs())
+                    .append(",\"save_ids\":")
+                    .append(Arrays.toString(run.saveIds()).replace(" ", ""))
+                    .append(",\"load_ids\":")
+                    .append(Arrays.toString(run.loadIds()).replace(" ", ""))
+                    .append('}');
+        }
+        b.append("],\"metrics_before\":");
+        quote(b, report.metricsBefore());
+        b.append(",\"metrics_after\":");
+        quote(b, report.metricsAfter());
+        return b.append('}').toString();
+    }
+
+    /** A JSON string of Prometheus text: quotes, backslashes and newlines escaped (nothing else occurs in it). */
+    private static void quote(StringBuilder b, String text) {
+        b.append('"');
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            switch (c) {
+                case '"' -> b.append("\\\"");
+                case '\\' -> b.append("\\\\");
+                case '\n' -> b.append("\\n");
+                default -> b.append(c < 0x20 ? ' ' : c);
+            }
+        }
+        b.append('"');
+    }
+
+    public static void main(String[] args) throws IOException {
+        List<String> out = new ArrayList<>(1);
+        LinkOptions options = LinkOptions.parse(args, out);
+        Report report = report(options);
+        List<Run> runs = report.runs();
+        for (int r = 0; r < runs.size(); r++) {
+            Run run = runs.get(r);
+            System.out.printf(
+                    "run %d: save %.2f ms, query %.2f ms, load %.2f ms (request built in %.2f ms)%n",
+                    r, run.saveMs(), run.queryMs(), run.loadMs(), run.buildMs());
+        }
+        String json = json(options, report);
+        if (out.isEmpty()) {
+            System.out.println(json);
+        } else {
+            Files.writeString(Path.of(out.get(0)), json);
+        }
+    }
+}
