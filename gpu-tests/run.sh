@@ -19,7 +19,7 @@
 #      plus recurrent-state layers of another page size, layer_group_ids), both groups byte-exact, Save/Load GB/s
 #                                                                                                  -> hybrid-MODE.json
 #   5c. link_bench.py (first mode only): Save / Query+Load of the bandwidth layouts and a 10k-token prefix through the
-#      Python client and the compiled one (LinkBench, the bundle's bench/benchmarks.jar), cold first Save, the
+#      Python client and the compiled one (LinkBench, the bundle's bench/ jars on the server's classpath), cold first Save, the
 #      server's time per phase, torch's contiguous copy                                            -> link-MODE.json
 #   5d. rpc_overhead.py (first mode only): client vs server handler time, empty RPCs to 1 GiB Saves and Loads, the
 #      server's phase breakdown                                                               -> rpc_overhead.json
@@ -180,16 +180,17 @@ PY
 
   if [[ "${SKIP_LINK:-0}" != 1 && $first == 1 ]]; then
     step "Save and Load as a Python and a compiled client see them, copy mode $mode (link_bench.py, LinkBench)"
-    if [[ -f "$bundle/bench/benchmarks.jar" ]]; then
+    bench_cp="$(ls "$bundle"/bench/*.jar 2>/dev/null | paste -sd:)"
+    if [[ -n "$bench_cp" ]]; then
       timeout "${LINK_TIMEOUT:-900}" python3 "$here/link_bench.py" --kind "${E2E_KIND:-cuda}" --addr "127.0.0.1:$grpc_port" \
-        --http "127.0.0.1:$http_port" --java "$java -Xmx2g -cp $bundle/bench/benchmarks.jar" ${LINK_ARGS:-} \
+        --http "127.0.0.1:$http_port" --java "$java -Xmx2g -cp $bench_cp:$server_cp" ${LINK_ARGS:-} \
         --out "$report/link-$mode.json" > "$scratch/link.log" 2>&1
       rc=$?
       [[ $rc == 0 ]] || status=1
       { [[ $rc == 0 ]] || tail -40 "$scratch/link.log"; } | fence
       [[ -f "$report/link-$mode.json" ]] && python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['table'])" "$report/link-$mode.json" >> "$md"
     else
-      echo "no bench/benchmarks.jar in the bundle (rebuild it with scripts/device-bundle.sh): skipped" | tee -a "$md"
+      echo "no bench/ jars in the bundle (rebuild it with scripts/device-bundle.sh): skipped" | tee -a "$md"
     fi
   fi
 

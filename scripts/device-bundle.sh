@@ -7,8 +7,9 @@
 #                          class files far better than jars); server/classpath.txt and server/main-class.txt
 #     test/                pega-native and pega-core main and test classes, the test dependencies unpacked,
 #                          GpuTestMain (gpu-tests/java) compiled; test/classpath.txt
-#     bench/benchmarks.jar pega-benchmarks' jar: the compiled Save/Load client (io.pegaflow.bench.link.LinkBench) that
-#                          gpu-tests/link_bench.py runs beside the Python client
+#     bench/               pega-benchmarks' and pega-testkit's own jars (not the 24 MB benchmarks.jar: everything else
+#                          the compiled Save/Load client io.pegaflow.bench.link.LinkBench needs is on the server's
+#                          classpath); gpu-tests/link_bench.py runs it beside the Python client
 #     ucx/                 Debian's libucx0 1.13.1 and what it links (libnuma1, libibverbs1, librdmacm1), unpacked
 #                          from their .debs (`apt-get download`): the device has no Debian, and JUCX's libjucx.so
 #                          needs libucp. Scripts that start a server with pega.pd or pega.rdma on set
@@ -207,7 +208,7 @@ test_cp+=("launcher")
 
 echo "== bench"
 mkdir -p "$stage/bench"
-cp "$src/pega-benchmarks/target/benchmarks.jar" "$stage/bench/"
+cp "$src"/pega-benchmarks/target/pega-benchmarks-*.jar "$src"/pega-testkit/target/pega-testkit-*.jar "$stage/bench/"
 
 echo "== ucx"
 ucx_libs "$stage"
