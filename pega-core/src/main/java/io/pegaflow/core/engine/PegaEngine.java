@@ -61,7 +61,7 @@ import org.slf4j.LoggerFactory;
  * sealer's barrier, the sealer gets the spills and the announcements.
  *
  * <p>Lifecycle: launch, serve, {@link #close()} once (idempotent): instances are torn down (lanes drained, mappings
- * closed), the sealing worker stopped, the tiers closed in reverse order, leases released, the index drained, then
+ * closed), the push lanes of {@link #workers()} stopped, the sealing worker stopped, the tiers closed in reverse order, leases released, the index drained, then
  * the pool and the backend closed.
  */
 public final class PegaEngine implements AutoCloseable, BlockIndexListener.ResidentBlocks {

@@ -36,6 +36,20 @@ class GrpcEdgeConfiguration {
                 ServerMetric.PEGAFLOW_RPC_DURATION);
     }
 
+    /**
+     * {@code pegaflow_pd_rpc_requests_total} and {@code pegaflow_pd_rpc_duration_seconds} of {@code pegaflow.ext.PdPush}
+     * (served when {@code pega.pd.enabled}): its unary calls are counted with the status the client got, as the
+     * engine's are.
+     */
+    @Bean
+    RpcMetricsInterceptor pdPushRpcMetricsInterceptor(CatalogMeters meters) {
+        return new RpcMetricsInterceptor(
+                meters,
+                PdPushGrpc.SERVICE_NAME,
+                ServerMetric.PEGAFLOW_PD_RPC_REQUESTS,
+                ServerMetric.PEGAFLOW_PD_RPC_DURATION);
+    }
+
     @Bean
     SessionHeadersInterceptor sessionHeadersInterceptor() {
         return new SessionHeadersInterceptor();

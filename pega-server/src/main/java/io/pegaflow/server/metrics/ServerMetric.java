@@ -135,6 +135,9 @@ public enum ServerMetric implements MetricDescriptor {
             "Per layer, ready seen to arrival acknowledged by the decode server",
             Labels.NONE,
             Buckets.PREFETCH),
+    PEGAFLOW_PD_RPC_REQUESTS(MetricType.COUNTER, "requests", "P/D push RPCs by method and status", Labels.RPC),
+    PEGAFLOW_PD_RPC_DURATION(
+            MetricType.TIMER, "seconds", "P/D push RPC latency by method and status", Labels.RPC, Buckets.RPC),
 
     // Cross-node transfers (docs/transfer.md), when pega.rdma.enabled
     PEGAFLOW_TRANSFER_PEERS(MetricType.GAUGE, "peers", "Peers with an established transfer connection"),

@@ -2,6 +2,7 @@ package io.pegaflow.server.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.grpc.StatusRuntimeException;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.pegaflow.core.engine.PegaEngine;
@@ -10,6 +11,7 @@ import io.pegaflow.edge.metrics.MetricsView;
 import io.pegaflow.server.grpc.GrpcPort;
 import io.pegaflow.server.transfer.TransferMeters;
 import io.pegaflow.testkit.MockScheduler;
+import io.pegaflow.testkit.PushClient;
 import io.pegaflow.transfer.PeerId;
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -114,6 +116,12 @@ class MetricCatalogTest {
         transferMeters.peerSeen(new PeerId("127.0.0.1:1")); // a peer's series appear at its first handshake
         try (MockScheduler scheduler = MockScheduler.connect("127.0.0.1", grpcPort.port())) {
             scheduler.health();
+        }
+        // the PdPush RPC series appear at a PdPush call, as the engine's appear at an engine call
+        try (PushClient push = PushClient.connect("127.0.0.1", grpcPort.port(), Duration.ofSeconds(10))) {
+            push.cancelReceive(1);
+        } catch (StatusRuntimeException e) {
+            // FAILED_PRECONDITION (no such receive) is counted like a success
         }
     }
 

@@ -1,7 +1,10 @@
 package io.pegaflow.server.push;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.pegaflow.proto.ext.push.PrepareReceiveResponse;
 import io.pegaflow.proto.ext.push.PushHandshake;
@@ -86,6 +89,29 @@ class PdPushWiringTest {
                             .functionCounter()
                             .count())
                     .isEqualTo(1.0);
+            // PdPush calls pass the edge like the engine's: counted with the status the client got, mapped there
+            assertThatThrownBy(() -> client.cancelReceive(r.getReceiveId()))
+                    .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+                        assertThat(e.getStatus().getDescription()).startsWith("receive ");
+                    });
+            assertThat(pdCalls("register_push_layers", "ok")).isEqualTo(1.0);
+            assertThat(pdCalls("prepare_receive", "ok")).isEqualTo(1.0);
+            assertThat(pdCalls("cancel_receive", "ok")).isEqualTo(1.0);
+            assertThat(pdCalls("cancel_receive", "FAILED_PRECONDITION")).isEqualTo(1.0);
+            assertThat(registry.find("pegaflow_rpc_requests")
+                            .tag("method", "cancel_receive")
+                            .counters())
+                    .as("the engine's RPC family counts only pegaflow.Engine")
+                    .isEmpty();
         }
+    }
+
+    private double pdCalls(String method, String status) {
+        return registry.get("pegaflow_pd_rpc_requests")
+                .tag("method", method)
+                .tag("status", status)
+                .counter()
+                .count();
     }
 }
