@@ -2,6 +2,7 @@ package io.pegaflow.kernel;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -103,6 +104,30 @@ class ArchitectureTest {
                 .callConstructorWhere(DescribedPredicate.describe(
                         "a Thread constructor",
                         access -> access.getTargetOwner().isAssignableTo(Thread.class)))
+                .check(kernel);
+    }
+
+    @Test
+    void shouldKeepItsThreePartsIndependent() {
+        // the wire is out already: the kernel depends on nothing but the JDK and logging (above)
+        layeredArchitecture()
+                .consideringOnlyDependenciesInLayers()
+                // a new package fails here until it is placed in a layer
+                .ensureAllClassesAreContainedInArchitecture()
+                .layer("agents")
+                .definedBy("io.pegaflow.kernel.agent..")
+                .layer("plans")
+                .definedBy("io.pegaflow.kernel.plan..")
+                .layer("memory")
+                .definedBy("io.pegaflow.kernel.memory..")
+                .layer("annotations")
+                .definedBy("io.pegaflow.kernel")
+                .whereLayer("agents")
+                .mayNotBeAccessedByAnyLayer()
+                .whereLayer("plans")
+                .mayNotBeAccessedByAnyLayer()
+                .whereLayer("memory")
+                .mayNotBeAccessedByAnyLayer()
                 .check(kernel);
     }
 }

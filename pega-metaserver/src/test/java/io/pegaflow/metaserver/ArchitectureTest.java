@@ -6,6 +6,8 @@ import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.sli
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.tngtech.archunit.base.DescribedPredicate;
+import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
@@ -49,8 +51,15 @@ class ArchitectureTest {
     void shouldLayerEdgeOverConfigurationAndMetricsOverIndexOverNodes() {
         layeredArchitecture()
                 .consideringOnlyDependenciesInLayers()
+                // a new package fails here until it is placed in a layer
+                .ensureAllClassesAreContainedInArchitecture()
+                .layer("application")
+                .definedBy("io.pegaflow.metaserver")
                 .layer("edge")
-                .definedBy("io.pegaflow.metaserver.grpc..", "io.pegaflow.metaserver.web..")
+                .definedBy(
+                        "io.pegaflow.metaserver.grpc..",
+                        "io.pegaflow.metaserver.web..",
+                        "io.pegaflow.metaserver.admin..")
                 .layer("config")
                 .definedBy("io.pegaflow.metaserver.config..")
                 .layer("metrics")
@@ -59,6 +68,8 @@ class ArchitectureTest {
                 .definedBy("io.pegaflow.metaserver.index..")
                 .layer("node")
                 .definedBy("io.pegaflow.metaserver.node..")
+                .whereLayer("application")
+                .mayOnlyBeAccessedByLayers("config")
                 .whereLayer("edge")
                 .mayNotBeAccessedByAnyLayer()
                 .whereLayer("config")
@@ -98,5 +109,33 @@ class ArchitectureTest {
         // the feature-slice rule above puts no root-package class in a slice and sees no cycle inside one feature;
         // one slice per exact package sees both (a facade in the root importing a subpackage that imports it back)
         slices().matching("io.pegaflow.(**)").should().beFreeOfCycles().check(metaserver);
+    }
+
+    @Test
+    void shouldKeepGeneratedWireTypesInTheGrpcAdapter() {
+        noClasses()
+                .that()
+                .resideOutsideOfPackage("io.pegaflow.metaserver.grpc..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage("io.pegaflow.proto..")
+                .check(metaserver);
+        // One exception, in the index only: it keys owners by protobuf's immutable ByteString, the very object the RPC
+        // decoded, because a byte[] key would copy every hash of every announcement and query on the hot path. That
+        // is a value type, not a message: no other protobuf class may appear outside the adapter.
+        noClasses()
+                .that()
+                .resideOutsideOfPackages("io.pegaflow.metaserver.grpc..", "io.pegaflow.metaserver.index..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage("com.google.protobuf..")
+                .check(metaserver);
+        noClasses()
+                .that()
+                .resideInAPackage("io.pegaflow.metaserver.index..")
+                .should()
+                .dependOnClassesThat(JavaClass.Predicates.resideInAPackage("com.google.protobuf..")
+                        .and(DescribedPredicate.not(JavaClass.Predicates.simpleName("ByteString"))))
+                .check(metaserver);
     }
 }

@@ -1,6 +1,7 @@
 package io.pegaflow.node;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -52,6 +53,23 @@ class ArchitectureTest {
                         .resideInAnyPackage("io.pegaflow.transfer.ucx..")
                         .check(node))
                 .isInstanceOf(AssertionError.class);
+    }
+
+    @Test
+    void shouldLayerTheAssemblyOverTheRemoteTier() {
+        layeredArchitecture()
+                .consideringOnlyDependenciesInLayers()
+                // a new package fails here until it is placed in a layer
+                .ensureAllClassesAreContainedInArchitecture()
+                .layer("assembly")
+                .definedBy("io.pegaflow.node")
+                .layer("remote")
+                .definedBy("io.pegaflow.node.remote..")
+                .whereLayer("assembly")
+                .mayNotBeAccessedByAnyLayer()
+                .whereLayer("remote")
+                .mayOnlyBeAccessedByLayers("assembly")
+                .check(node);
     }
 
     @Test

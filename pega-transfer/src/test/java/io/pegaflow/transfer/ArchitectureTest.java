@@ -2,6 +2,7 @@ package io.pegaflow.transfer;
 
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -90,5 +91,34 @@ class ArchitectureTest {
         // the feature-slice rule above puts no root-package class in a slice and sees no cycle inside one feature;
         // one slice per exact package sees both (a facade in the root importing a subpackage that imports it back)
         slices().matching("io.pegaflow.(**)").should().beFreeOfCycles().check(transfer);
+    }
+
+    @Test
+    void shouldKeepTheWireOut() {
+        // peers exchange descriptors through the application's RPCs; the engine sees only bytes
+        noClasses()
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage("io.pegaflow.proto..", "com.google.protobuf..", "io.grpc..")
+                .check(transfer);
+    }
+
+    @Test
+    void shouldLayerTheEnginesOverTheLanesOverTheApi() {
+        layeredArchitecture()
+                .consideringOnlyDependenciesInLayers()
+                // a new package fails here until it is placed in a layer
+                .ensureAllClassesAreContainedInArchitecture()
+                .layer("engines")
+                .definedBy("io.pegaflow.transfer.ucx..", "io.pegaflow.transfer.loopback..")
+                .layer("lanes")
+                .definedBy("io.pegaflow.transfer.lane..")
+                .layer("api")
+                .definedBy("io.pegaflow.transfer")
+                .whereLayer("engines")
+                .mayNotBeAccessedByAnyLayer()
+                .whereLayer("lanes")
+                .mayOnlyBeAccessedByLayers("engines")
+                .check(transfer);
     }
 }
