@@ -2,9 +2,17 @@
 
 const TOKEN_KEY = 'pega.admin.token';
 
+/**
+ * A read; throws on any answer but 2xx, with the answer's status on the error. A 403 means this browser is outside the
+ * server's read rule for admin views (off loopback, the admin token): the pages say how to get in.
+ */
 export async function getJson(path) {
   const response = await fetch(path, { headers: authHeaders(), cache: 'no-store' });
-  if (!response.ok) throw new Error(`${path}: HTTP ${response.status}`);
+  if (!response.ok) {
+    const error = new Error(`${path}: HTTP ${response.status}`);
+    error.status = response.status;
+    throw error;
+  }
   return response.json();
 }
 

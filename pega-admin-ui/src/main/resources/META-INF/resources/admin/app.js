@@ -15,6 +15,10 @@ const SERVER_PAGES = [
 ];
 const METASERVER_PAGES = [['cluster', 'Cluster', pages.cluster]];
 
+const NEEDS_TOKEN = `<div class="off" id="needs-token">This view needs the admin token: enter it
+  (<code>pega.admin.token</code>) on the <a href="#actions">Actions</a> page, or bind the HTTP listener to loopback
+  (<code>server.address=127.0.0.1</code>) and open the page from the host.</div>`;
+
 let routes = SERVER_PAGES;
 let refreshMs = 2000;
 let timer = null;
@@ -58,6 +62,11 @@ async function show(navigated) {
   } catch (e) {
     if (mine !== generation) return;
     document.getElementById('status').textContent = `refresh failed: ${e.message}`;
+    if (e.status === 403) {
+      // outside the server's read rule: say how to get in instead of leaving a blank or stale page
+      page.innerHTML = NEEDS_TOKEN;
+      page.dataset.page = name;
+    }
   }
   if (mine === generation) {
     timer = setTimeout(() => show(false), refreshMs);

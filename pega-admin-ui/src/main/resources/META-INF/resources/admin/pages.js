@@ -312,8 +312,16 @@ export async function actions(page, { navigated }) {
         () => run(page, `instances/cleanup?id=${encodeURIComponent(id)}`));
     };
   }
-  const [instances] = await Promise.all([getJson('api/admin/instances'), refreshAccess(page)]);
+  // the access card must show even when the instance list is refused: it is where the token goes
+  const [instances] = await Promise.all([
+    getJson('api/admin/instances').catch((e) => { if (e.status === 403) return null; throw e; }),
+    refreshAccess(page)]);
   const select = page.querySelector('#instance-select');
+  if (instances === null) {
+    select.innerHTML = '<option value="">the instance list needs the admin token</option>';
+    select.dataset.ids = '\u0000refused'; // no list of ids joins to this: the next answer replaces the option
+    return;
+  }
   const chosen = select.value;
   const ids = instances.instances.map((i) => i.id);
   if (select.dataset.ids !== ids.join('\n')) {

@@ -66,13 +66,26 @@ public final class AdminAccess {
 
     /** The rule for an HTTP request; needs {@link SocketPeerValve} in the Tomcat engine. */
     public boolean permits(HttpServletRequest request) {
-        Object peer = request.getAttribute(SocketPeerValve.ATTRIBUTE);
-        InetAddress address = peer instanceof String literal ? literal(literal) : null;
-        SocketAddress socket = address == null ? null : new InetSocketAddress(address, 0);
         return permits(
-                socket,
+                peer(request),
                 Boolean.TRUE.equals(request.getAttribute(SocketPeerValve.LOOPBACK_LISTENER)),
                 request.getHeader("Authorization"));
+    }
+
+    /**
+     * The rule for <em>reading</em> the admin views over HTTP: the token, or a caller on this host whatever listener it
+     * came through. Looser than the mutation rule on purpose: a listener on all interfaces (the default, so Prometheus
+     * can scrape) still shows the dashboard to a browser on the host or through an SSH tunnel, while the pod network
+     * needs the token; a caller that only looks local (a reverse proxy on the host) can read, never change anything.
+     */
+    public boolean permitsRead(HttpServletRequest request) {
+        return permits(peer(request), true, request.getHeader("Authorization"));
+    }
+
+    private static @Nullable SocketAddress peer(HttpServletRequest request) {
+        Object peer = request.getAttribute(SocketPeerValve.ATTRIBUTE);
+        InetAddress address = peer instanceof String literal ? literal(literal) : null;
+        return address == null ? null : new InetSocketAddress(address, 0);
     }
 
     /** Whether a configured bind host ({@code spring.grpc.server.host}, {@code server.address}) is loopback only. */

@@ -117,6 +117,38 @@ class AdminAccessRuleTest {
     }
 
     @Test
+    void shouldLetACallerOnThisHostReadThroughAnyListener() {
+        MockHttpServletRequest local = new MockHttpServletRequest();
+        local.setAttribute(SocketPeerValve.ATTRIBUTE, "127.0.0.1");
+        local.setAttribute(SocketPeerValve.LOOPBACK_LISTENER, false);
+        assertThat(withToken.permitsRead(local))
+                .as("a listener on all interfaces")
+                .isTrue();
+        assertThat(withoutToken.permitsRead(local)).isTrue();
+        assertThat(withToken.permits(local))
+                .as("while its mutations still need the token")
+                .isFalse();
+
+        MockHttpServletRequest remote = new MockHttpServletRequest();
+        remote.setRemoteAddr("127.0.0.1"); // a forwarding header's claim
+        remote.addHeader("X-Forwarded-For", "127.0.0.1");
+        remote.setAttribute(SocketPeerValve.ATTRIBUTE, "10.1.2.3");
+        assertThat(withToken.permitsRead(remote)).isFalse();
+        assertThat(withoutToken.permitsRead(remote)).isFalse();
+        remote.addHeader("Authorization", "Bearer s3cret");
+        assertThat(withToken.permitsRead(remote)).isTrue();
+        assertThat(withoutToken.permitsRead(remote))
+                .as("no token configured: no remote reader")
+                .isFalse();
+
+        MockHttpServletRequest bypassed = new MockHttpServletRequest();
+        bypassed.setRemoteAddr("127.0.0.1");
+        assertThat(withoutToken.permitsRead(bypassed))
+                .as("no recorded peer: remote")
+                .isFalse();
+    }
+
+    @Test
     void shouldNeverResolveAHostNameAsThePeer() {
         assertThat(AdminAccess.literal("localhost")).isNull();
         assertThat(AdminAccess.literal("127.0.0.1")).isNotNull();

@@ -11,10 +11,15 @@ import io.pegaflow.testkit.ConnectorRelease;
 import io.pegaflow.testkit.MockVllmWorker;
 import io.pegaflow.testkit.ReferenceHarness;
 import io.pegaflow.testkit.browser.HeadlessChromium;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
 import java.nio.file.Path;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -223,6 +228,51 @@ class AdminUiBrowserTest extends AdminServerBase {
             assertOwnOriginOnly();
         } finally {
             browser.driver().findElement(By.id("clear-token")).click();
+        }
+    }
+
+    /** This machine's own non-loopback IPv4 address: a browser that connects to it is off the host for the server. */
+    private static @Nullable String nonLoopbackAddress() throws SocketException {
+        return NetworkInterface.networkInterfaces()
+                .filter(nic -> {
+                    try {
+                        return nic.isUp() && !nic.isLoopback();
+                    } catch (SocketException e) {
+                        return false;
+                    }
+                })
+                .flatMap(NetworkInterface::inetAddresses)
+                .filter(a -> a instanceof Inet4Address && !a.isLoopbackAddress())
+                .map(InetAddress::getHostAddress)
+                .findFirst()
+                .orElse(null);
+    }
+
+    @Test
+    void shouldAskABrowserOffTheHostForTheTokenBeforeShowingTheData() throws SocketException {
+        String remote = nonLoopbackAddress();
+        assumeTrue(remote != null, "no non-loopback IPv4 address to act as a remote browser");
+        String origin = "http://" + remote + ":" + httpPort();
+        try {
+            browser.open(origin + "/#overview");
+            browser.awaitText(By.id("needs-token"), "needs the admin token");
+            browser.screenshot("admin-needs-token");
+
+            browser.open(origin + "/#actions");
+            browser.awaitText(By.id("access"), "refused");
+            assertThat(browser.awaitText(By.cssSelector("#instance-select option"), "needs the admin token")
+                            .getText())
+                    .as("the instance list is an admin view")
+                    .contains("needs the admin token");
+            browser.driver().findElement(By.id("token")).sendKeys(TOKEN);
+            browser.driver().findElement(By.id("save-token")).click();
+            browser.awaitText(By.id("access"), "enabled");
+
+            browser.open(origin + "/#overview");
+            browser.awaitElement(By.id("pool-used"));
+            browser.awaitAbsent(By.id("needs-token"));
+        } finally {
+            ((JavascriptExecutor) browser.driver()).executeScript("sessionStorage.removeItem('pega.admin.token');");
         }
     }
 
