@@ -37,9 +37,9 @@ import org.slf4j.LoggerFactory;
  * The {@code remote} tier (spec/cluster.md §3.1, steps 4–9): the blocks RAM and SSD could not supply, fetched from the
  * peer that owns the longest prefix of them. One fetch asks the metaserver for owners (dropping this node), handshakes
  * with the best one once, locks the blocks there ({@link PeerBlocks#lock}, the reference's
- * {@code QueryBlocksForTransfer}), gets their segments straight into
- * freshly allocated pool memory over the transfer engine, releases the lock, and rebuilds the blocks; the query path
- * inserts them into the RAM index (and the index announcements make this node an owner too).
+ * {@code QueryBlocksForTransfer}), gets their segments straight into freshly allocated pool memory over the transfer
+ * engine, releases the lock, and rebuilds the blocks; the query path inserts them into the RAM index (and the index
+ * announcements make this node an owner too).
  *
  * <p><b>Degrading, never failing.</b> Every failure (metaserver, handshake, a peer gone or fenced, a lock that expired,
  * a short answer, a full pool, a get that failed or timed out) gives a shorter prefix or nothing; the future always
@@ -61,8 +61,8 @@ import org.slf4j.LoggerFactory;
  * <p>Fetches run on a few worker agents of their own ({@code pega-remote-fetch-i}, kernel {@link TaskAgents}: each waits
  * for RPCs and gets); when their queue is full a fetch is refused and counts as a miss.
  *
- * <p>Ownership: the node that built the tier closes it, once, before the transfer engine; the engine only lends it
- * in its tier chain. The tier closes its worker agents and its {@link PeerBlocks}, not the transfer engine.
+ * <p>Ownership: the node that built the tier closes it, once, before the transfer engine; the engine only borrows
+ * it for its tier chain. The tier closes its worker agents and its {@link PeerBlocks}, not the transfer engine.
  */
 public final class RemoteFetchTier implements BackingTier {
     private static final Logger LOG = LoggerFactory.getLogger(RemoteFetchTier.class);
