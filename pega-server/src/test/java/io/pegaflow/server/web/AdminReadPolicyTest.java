@@ -137,6 +137,25 @@ class AdminReadPolicyTest {
     }
 
     @Test
+    void shouldServeNoSpellingOfAnAdminViewOutsideTheRule() throws Exception {
+        // the filter judges the servlet path (decoded, dot segments resolved, path parameters and repeated slashes
+        // gone), the path Spring maps: no other spelling reaches a view unguarded
+        String from = remote();
+        for (String path : List.of(
+                "/transfer;x=1",
+                "/pd;jsessionid=1",
+                "/api/admin/./overview",
+                "/api/admin/x/../leases",
+                "//api/admin/overview",
+                "/api/admin//instances",
+                "/api/admin/info/../overview")) {
+            HttpResponse<String> r = get(from, path, "");
+            assertThat(r.statusCode()).as(path + ": " + r.body()).isNotEqualTo(200);
+            assertThat(r.body()).as(path).doesNotContain("\"pool\"", "\"peers\"", "\"instances\"");
+        }
+    }
+
+    @Test
     void shouldGuardExactlyTheAdminViews() {
         assertThat(List.of("/transfer", "/pd", "/api/admin/overview", "/api/admin/transfer", "/api/admin/instances"))
                 .allMatch(AdminReadFilter::guards);
