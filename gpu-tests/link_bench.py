@@ -125,6 +125,21 @@ def med(v):
     return sorted(v)[len(v) // 2] if v else None
 
 
+def query_until(client, inst, hashes, req_id, want, timeout=60.0):
+    """QueryPrefetch until every block hits, polled every 0.2 ms as LinkBench does (pega_client's query_until sleeps
+    10 ms between polls, which would be most of a Query+Load here); partial leases go back."""
+    deadline = time.perf_counter() + timeout
+    hits = 0
+    while time.perf_counter() < deadline:
+        kind, hits, lease = client.query(inst, hashes, req_id)
+        if kind == "ready" and hits >= want:
+            return lease
+        if kind == "ready" and lease:
+            client.release(lease)
+        time.sleep(0.0002)
+    raise AssertionError(f"query for {inst} reached {hits} of {want} hits in {timeout}s")
+
+
 def python_client(client, inst, ns, t, count, runs, rng, http):
     """bandwidth.py's Save / Query / Load loop through grpcio; returns per-run times (ms) and the phase breakdown."""
     rows, before = [], None
@@ -136,7 +151,7 @@ def python_client(client, inst, ns, t, count, runs, rng, http):
         t0 = time.perf_counter()
         client.save(inst, 0, 0, t.names(), ids, hashes)
         t1 = time.perf_counter()
-        _, lease = client.query_until(inst, hashes, f"r-{run}", count, timeout=60)
+        lease = query_until(client, inst, hashes, f"r-{run}", count)
         t2 = time.perf_counter()
         dst = scattered(t.n, count, rng)
         st = LoadState()
@@ -175,6 +190,8 @@ def java_client(java, addr, http, inst, t, count, runs, seed):
 
 def one(args, key, who, client, rng):
     shape, count, desc = LAYOUTS[key]
+    if args.kv_heads or args.head_dim:  # same request shape (ranges, hashes), smaller ranges: the server's CPU side
+        shape = shape[:-2] + (args.kv_heads or shape[-2], args.head_dim or shape[-1])
     if args.shrink > 1:
         shape = tuple(d // args.shrink if d in (2048, 4096, 256) else d for d in shape)
         count = max(2, count // args.shrink)
@@ -219,6 +236,9 @@ def main():
     ap.add_argument("--kind", choices=("cuda", "host"), default="cuda")
     ap.add_argument("--layers", type=int, default=36)
     ap.add_argument("--shrink", type=int, default=1)
+    ap.add_argument("--kv-heads", type=int, default=0, help="instead of 8: smaller ranges, the same counts")
+    ap.add_argument("--head-dim", type=int, default=0, help="instead of 128")
+    ap.add_argument("--clients", default="python,java")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     client = EngineClient(args.addr)
@@ -230,7 +250,7 @@ def main():
         torch.cuda.set_device(0)
         gpu = torch.cuda.get_device_name(0)
     for key in [k for k in args.layouts.split(",") if k]:
-        for who in ("python", "java"):
+        for who in args.clients.split(","):
             results.append(one(args, key, who, client, rng))
         nbytes = results[-1]["bytes"]
         refs[key] = torch_contiguous(nbytes, 3) if args.kind == "cuda" else None

@@ -151,9 +151,21 @@ final class SavePath {
             long planned = clock.nanoTime();
             phases.of(SavePhase.PLAN).recordNanos(planned - allocated);
             CompletableFuture<Void> copied = device.saveLane().copy(plan);
+            // The slots' bookkeeping does not depend on the bytes: it is built while the lane copies, and handed to
+            // the sealer only once the copy completed.
+            List<SealBatch> batches;
+            try {
+                batches = sealBatches(namespace, groups);
+            } catch (RuntimeException e) {
+                copyOwnsAllocations = true;
+                releaseWhenCopied(copied, work);
+                throw e;
+            }
+            long built = clock.nanoTime();
             try {
                 awaitCopy(device, copied);
             } catch (EngineException e) {
+                releaseSlots(batches); // the save's own references keep the memory until the finally below
                 if (e.kind() == EngineException.Kind.DEADLINE_EXCEEDED) {
                     // The lane may still write into these allocations: they go back only once the copy is done.
                     copyOwnsAllocations = true;
@@ -167,25 +179,52 @@ final class SavePath {
             for (LayerWork w : work) {
                 bytes += w.layer.hostSegmentBytes() * (w.layer.isSplit() ? 2L : 1L) * w.count;
             }
-            for (GroupSave g : groups) {
-                SlotData[][] data = new SlotData[g.work().size()][];
-                int[] layerSlots = new int[g.work().size()];
-                for (int l = 0; l < layerSlots.length; l++) {
-                    LayerWork w = g.work().get(l);
-                    layerSlots[l] = w.slot;
-                    data[l] = slotsOf(w, g.keys().length);
+            for (int b = 0; b < batches.size(); b++) {
+                try {
+                    sealer.submit(batches.get(b)); // a refused batch's slots go back inside submit
+                } catch (RuntimeException e) {
+                    releaseSlots(batches.subList(b + 1, batches.size()));
+                    throw e;
                 }
-                sealer.submit(new SealBatch(namespace, g.totalSlots(), g.keys(), layerSlots, data));
             }
             metrics.add(EngineCounter.SAVE_BYTES, bytes);
             long sealed = clock.nanoTime();
-            phases.of(SavePhase.SEAL).recordNanos(sealed - copiedAt);
+            phases.of(SavePhase.SEAL).recordNanos((built - planned) + (sealed - copiedAt));
             metrics.saveDuration().recordNanos(sealed - started);
         } finally {
             // Slots hold their own references now; the save's initial ones go.
             if (!copyOwnsAllocations) {
                 for (LayerWork w : work) {
                     w.releaseAllocations();
+                }
+            }
+        }
+    }
+
+    /** One {@link SealBatch} per storage group: the slots of every stored pair, each holding its own references. */
+    private List<SealBatch> sealBatches(String namespace, List<GroupSave> groups) {
+        List<SealBatch> out = new ArrayList<>(groups.size());
+        for (GroupSave g : groups) {
+            SlotData[][] data = new SlotData[g.work().size()][];
+            int[] layerSlots = new int[g.work().size()];
+            for (int l = 0; l < layerSlots.length; l++) {
+                LayerWork w = g.work().get(l);
+                layerSlots[l] = w.slot;
+                data[l] = slotsOf(w, g.keys().length);
+            }
+            out.add(new SealBatch(namespace, g.totalSlots(), g.keys(), layerSlots, data));
+        }
+        return out;
+    }
+
+    /** Gives back the references of slots that will never be sealed (their copy failed). */
+    private static void releaseSlots(List<SealBatch> batches) {
+        for (SealBatch batch : batches) {
+            for (SlotData[] layer : batch.data()) {
+                for (SlotData slot : layer) {
+                    if (slot != null) {
+                        slot.release();
+                    }
                 }
             }
         }
@@ -374,6 +413,9 @@ final class SavePath {
         LayerSave first = saves.get(0);
         for (int l = 1; l < saves.size(); l++) {
             LayerSave s = saves.get(l);
+            if (s.blockIds() == first.blockIds() && s.blockHashes() == first.blockHashes()) {
+                continue; // the decoder shares one layer's arrays with the layers that repeat its pairs
+            }
             if (!Arrays.equals(first.blockIds(), s.blockIds())
                     || first.blockHashes().size() != s.blockHashes().size()) {
                 return false;

@@ -23,7 +23,10 @@ public enum SavePhase {
     PLAN("plan"),
     /** The device-to-pool copy on the save lane, from hand-off until it completed. */
     COPY("copy"),
-    /** Handing the copied slots to the sealing worker. */
+    /**
+     * The slots of the stored pairs: built while the copy runs (so this overlaps {@link #COPY}), handed to the sealing
+     * worker once it completed.
+     */
     SEAL("seal"),
     /** Building and sending the reply. */
     REPLY("reply");

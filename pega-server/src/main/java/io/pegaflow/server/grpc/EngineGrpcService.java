@@ -38,7 +38,6 @@ import io.pegaflow.proto.ReleaseResponse;
 import io.pegaflow.proto.ReleaseTransferLockRequest;
 import io.pegaflow.proto.ReleaseTransferLockResponse;
 import io.pegaflow.proto.ResponseStatus;
-import io.pegaflow.proto.SaveLayer;
 import io.pegaflow.proto.SaveRequest;
 import io.pegaflow.proto.SaveResponse;
 import io.pegaflow.proto.SessionEvent;
@@ -183,11 +182,7 @@ class EngineGrpcService implements EngineGrpc.AsyncService, BindableService {
     public void save(SaveRequest r, StreamObserver<SaveResponse> out) {
         long begun = clock.nanoTime();
         engine.authorize(r.getInstanceId(), CallerIdentity.current().principal());
-        List<LayerSave> saves = new ArrayList<>(r.getSavesCount());
-        for (SaveLayer layer : r.getSavesList()) {
-            saves.add(new LayerSave(
-                    layer.getLayerName(), ints(layer.getBlockIdsList()), bytes(layer.getBlockHashesList())));
-        }
+        List<LayerSave> saves = SaveWire.layers(r.getSavesList());
         PhaseRecorders<SavePhase> phases = engine.savePhases();
         phases.of(SavePhase.DECODE).recordNanos(clock.nanoTime() - begun);
         engine.save(
@@ -341,19 +336,7 @@ class EngineGrpcService implements EngineGrpc.AsyncService, BindableService {
         return out;
     }
 
-    private static int[] ints(List<Integer> values) {
-        int[] out = new int[values.size()];
-        for (int i = 0; i < out.length; i++) {
-            out[i] = values.get(i);
-        }
-        return out;
-    }
-
     private static List<byte[]> bytes(List<ByteString> values) {
-        List<byte[]> out = new ArrayList<>(values.size());
-        for (ByteString b : values) {
-            out.add(b.toByteArray());
-        }
-        return out;
+        return SaveWire.bytes(values);
     }
 }
