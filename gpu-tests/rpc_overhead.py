@@ -218,6 +218,8 @@ def main():
                                timeout=30).read()
 
     sess.cancel()
+    if args.kind == "host":
+        mem.close()  # the /dev/shm object outlives the process otherwise
     if breakdowns:
         print(f"\nServer phases, {count} blocks of {BS >> 20} MiB, one layer (mean ms per request):\n", flush=True)
         print(phases.table(breakdowns), flush=True)
