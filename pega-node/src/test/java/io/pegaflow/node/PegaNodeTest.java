@@ -113,7 +113,13 @@ class PegaNodeTest {
         }
 
         @Override
-        public Grant lock(PeerId peer, String namespace, List<byte[]> hashes, String requesterId, long timeoutNanos) {
+        public Grant lock(
+                PeerId peer,
+                String namespace,
+                List<byte[]> hashes,
+                String requesterId,
+                boolean checksums,
+                long timeoutNanos) {
             throw new IllegalStateException("no peer here");
         }
 
@@ -128,7 +134,7 @@ class PegaNodeTest {
 
     private static NodeContext.Remote remote(PeerBlocks peers) {
         return new NodeContext.Remote(
-                new RemoteConfig(Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(1), 16),
+                new RemoteConfig(Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(1), 16, true),
                 (namespace, hashes) -> List.of(),
                 peers,
                 "127.0.0.1:1",

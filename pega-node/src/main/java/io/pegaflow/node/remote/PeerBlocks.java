@@ -27,9 +27,17 @@ public interface PeerBlocks extends AutoCloseable {
      * Asks {@code peer} to lock the blocks of {@code hashes} it holds, for {@code requesterId}, and to say where their
      * segments are. The peer answers a prefix (it may skip what it no longer holds); the tier checks what it uses.
      *
+     * @param checksums ask the peer for a CRC32C of each locked block's bytes (a peer that does not know the request
+     *     answers none)
      * @throws RuntimeException when the call fails or its deadline passes
      */
-    Grant lock(PeerId peer, String namespace, List<byte[]> hashes, String requesterId, long timeoutNanos);
+    Grant lock(
+            PeerId peer,
+            String namespace,
+            List<byte[]> hashes,
+            String requesterId,
+            boolean checksums,
+            long timeoutNanos);
 
     /**
      * Ends a lock early. Fire and forget: it never throws and never waits for the answer (the lock expires at the
@@ -48,10 +56,23 @@ public interface PeerBlocks extends AutoCloseable {
      * @param lockTimeoutSeconds how long the peer holds the lock from when it took it, by its own settings (0 when it
      *     does not say)
      * @param blocks the locked blocks, in the order the peer answered
+     * @param checksums the CRC32C of each block's segments in slot order (K then V), parallel to {@code blocks}; empty
+     *     when none were asked for or the peer sent none
      */
-    record Grant(String session, long lockTimeoutSeconds, List<LockedBlock> blocks) {
+    record Grant(String session, long lockTimeoutSeconds, List<LockedBlock> blocks, int[] checksums) {
         public Grant {
             blocks = List.copyOf(blocks);
+            checksums = checksums.clone();
+        }
+
+        /** A grant without checksums. */
+        public Grant(String session, long lockTimeoutSeconds, List<LockedBlock> blocks) {
+            this(session, lockTimeoutSeconds, blocks, new int[0]);
+        }
+
+        @Override
+        public int[] checksums() {
+            return checksums.clone();
         }
     }
 

@@ -9,8 +9,14 @@ import java.time.Duration;
  * @param rpcTimeout each call to a peer (lock, release) and to the owner directory
  * @param transferTimeout how long one fetch's gets may take; the owner's lock may end them sooner (decision 0017)
  * @param maxFetchBlocks most blocks one fetch asks a peer for
+ * @param wireChecksum ask owners for a CRC32C per block and treat a block that does not match it as a miss
  */
-public record RemoteConfig(Duration connectTimeout, Duration rpcTimeout, Duration transferTimeout, int maxFetchBlocks) {
+public record RemoteConfig(
+        Duration connectTimeout,
+        Duration rpcTimeout,
+        Duration transferTimeout,
+        int maxFetchBlocks,
+        boolean wireChecksum) {
 
     /** @throws IllegalArgumentException naming the setting that cannot work */
     public RemoteConfig {

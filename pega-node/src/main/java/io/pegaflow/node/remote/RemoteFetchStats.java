@@ -32,7 +32,12 @@ public final class RemoteFetchStats {
          */
         LOCK_EXPIRED,
         /** Too many fetches were queued; this one was not started. */
-        REJECTED
+        REJECTED,
+        /**
+         * A block that arrived does not match the CRC32C its owner computed (decision 0031 §3): it and the blocks after
+         * it are a miss.
+         */
+        CHECKSUM
     }
 
     final LongAdder attempts = new LongAdder();

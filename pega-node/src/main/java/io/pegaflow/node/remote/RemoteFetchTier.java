@@ -20,6 +20,7 @@ import io.pegaflow.transfer.TransferBatch;
 import io.pegaflow.transfer.TransferEngine;
 import io.pegaflow.transfer.TransferException;
 import io.pegaflow.transfer.TransferResult;
+import io.pegaflow.transfer.WireChecksum;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -97,6 +98,7 @@ public final class RemoteFetchTier implements BackingTier {
     private final RemoteConfig settings;
     private final NanoClock clock;
     private final RemoteFetchStats stats = new RemoteFetchStats();
+    private final PeerLogLimiter checksumLog;
     private final TaskAgents fetchers;
     private final AgentGroup agents = new AgentGroup();
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -132,6 +134,7 @@ public final class RemoteFetchTier implements BackingTier {
         this.settings = settings;
         this.clock = clock;
         this.peers = peers;
+        this.checksumLog = new PeerLogLimiter(clock);
         this.handshakes = new PeerHandshakes(
                 transfers, peers, self, settings.connectTimeout().toNanos(), connected);
         this.fetchers = new TaskAgents("pega-remote-fetch", THREADS, QUEUE, clock).start(agents);
@@ -217,6 +220,7 @@ public final class RemoteFetchTier implements BackingTier {
                     namespace,
                     hashes.subList(0, asked.size()),
                     self,
+                    settings.wireChecksum(),
                     settings.rpcTimeout().toNanos());
         } catch (RuntimeException e) {
             stats.failed(Failure.QUERY);
@@ -276,12 +280,13 @@ public final class RemoteFetchTier implements BackingTier {
             if (plan.blocks == 0) {
                 return List.of();
             }
-            int completedBlocks = get(peer, grant, plan, lockDeadline);
+            int arrived = get(peer, grant, plan, lockDeadline);
             if (plan.lockExpired) {
                 stats.failed(Failure.LOCK_EXPIRED);
-            } else if (completedBlocks < plan.blocks) {
+            } else if (arrived < plan.blocks) {
                 stats.failed(Failure.TRANSFER);
             }
+            int completedBlocks = verified(peer, grant, plan, arrived);
             List<SealedBlock> out = new ArrayList<>(completedBlocks);
             for (int b = 0; b < completedBlocks; b++) {
                 out.add(rebuild(grant.blocks().get(b), plan, b));
@@ -304,6 +309,67 @@ public final class RemoteFetchTier implements BackingTier {
                         plan.chunks.size());
             }
         }
+    }
+
+    /**
+     * How many of the {@code arrived} leading blocks match the owner's checksums: all of them when checksums are off
+     * or the owner sent none (a reference owner). The first block that does not match, and every block after it, is a
+     * miss; its memory goes back with the plan's chunks, unread.
+     */
+    private int verified(PeerId peer, Grant grant, Plan plan, int arrived) {
+        ArrivalTap tap = arrivalTap;
+        if (tap != null) {
+            for (int b = 0; b < arrived; b++) {
+                tap.arrived(b, plan.local[b].clone());
+            }
+        }
+        if (!settings.wireChecksum() || arrived == 0) {
+            return arrived;
+        }
+        int[] expected = grant.checksums();
+        if (expected.length == 0) {
+            return arrived;
+        }
+        for (int b = 0; b < arrived; b++) {
+            List<Slot> slots = grant.blocks().get(b).slots();
+            WireChecksum crc = new WireChecksum();
+            for (int s = 0; s < slots.size(); s++) {
+                Slot slot = slots.get(s);
+                crc.add(plan.local[b][2 * s], slot.kSize());
+                if (slot.vSize() > 0) {
+                    crc.add(plan.local[b][2 * s + 1], slot.vSize());
+                }
+            }
+            if (crc.value() != expected[b]) {
+                stats.failed(Failure.CHECKSUM);
+                if (checksumLog.firstInInterval(peer)) {
+                    LOG.warn(
+                            "remote fetch from {}: block {} of {} does not match the owner's CRC32C (got {}, the owner"
+                                    + " sent {}): it and the {} after it are a miss (logged once a minute per peer)",
+                            peer,
+                            b,
+                            arrived,
+                            Integer.toHexString(crc.value()),
+                            Integer.toHexString(expected[b]),
+                            arrived - b - 1);
+                }
+                return b;
+            }
+        }
+        return arrived;
+    }
+
+    /** Sees each arrived block's local segment addresses before they are verified (tests corrupt bytes here). */
+    @FunctionalInterface
+    public interface ArrivalTap {
+        void arrived(int block, long[] localSegments);
+    }
+
+    private volatile @Nullable ArrivalTap arrivalTap;
+
+    /** For tests that corrupt bytes on their way; null removes it. */
+    public void arrivalTap(@Nullable ArrivalTap tap) {
+        this.arrivalTap = tap;
     }
 
     /** How many leading blocks of the grant are the asked keys, in order, with segments this node can rebuild. */

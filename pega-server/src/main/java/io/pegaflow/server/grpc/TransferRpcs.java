@@ -13,12 +13,14 @@ import io.pegaflow.proto.ReleaseTransferLockResponse;
 import io.pegaflow.proto.ResponseStatus;
 import io.pegaflow.proto.TransferBlockInfo;
 import io.pegaflow.proto.TransferSlotInfo;
+import io.pegaflow.proto.ext.TransferChecksums;
 import io.pegaflow.server.transfer.RdmaProperties;
 import io.pegaflow.server.transfer.TransferMeters;
 import io.pegaflow.transfer.HandshakeDescriptor;
 import io.pegaflow.transfer.PeerId;
 import io.pegaflow.transfer.TransferEngine;
 import io.pegaflow.transfer.TransferException;
+import io.pegaflow.transfer.WireChecksum;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -60,9 +62,11 @@ public class TransferRpcs {
     private final Map<String, Long> incarnations = new ConcurrentHashMap<>();
 
     private final TransferMeters meters;
+    private final boolean checksums;
 
     TransferRpcs(PegaEngine engine, TransferEngine transfers, RdmaProperties rdma, TransferMeters meters) {
         this.meters = meters;
+        this.checksums = rdma.wireChecksum();
         this.engine = engine;
         this.transfers = transfers;
         this.connectTimeoutNanos = rdma.connectTimeout().toNanos();
@@ -141,7 +145,18 @@ public class TransferRpcs {
                 .setStatus(OK)
                 .setTransferSessionId(grant.sessionId())
                 .setLockTimeoutSecs((int) Math.min(grant.lockTimeoutSeconds(), 0xFFFFFFFFL));
+        // taken while the lock holds the blocks, over the bytes the peer's gets will read (decision 0031 §3)
+        int[] crcs =
+                checksums && TransferChecksums.asked(r) ? new int[grant.blocks().size()] : null;
+        int index = 0;
         for (TransferGrant.Block b : grant.blocks()) {
+            if (crcs != null) {
+                WireChecksum crc = new WireChecksum();
+                for (TransferGrant.Slot s : b.slots()) {
+                    crc.add(s.kAddress(), s.kBytes()).add(s.vAddress(), s.vBytes());
+                }
+                crcs[index++] = crc.value();
+            }
             TransferBlockInfo.Builder block =
                     TransferBlockInfo.newBuilder().setBlockHash(ByteString.copyFrom(b.hash()));
             for (TransferGrant.Slot s : b.slots()) {
@@ -153,6 +168,9 @@ public class TransferRpcs {
                         .setNumaNode(NUMA_UNKNOWN));
             }
             out.addBlocks(block);
+        }
+        if (crcs != null) {
+            TransferChecksums.attach(out, crcs);
         }
         return out.build();
     }

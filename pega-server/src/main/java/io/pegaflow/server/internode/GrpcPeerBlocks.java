@@ -12,6 +12,7 @@ import io.pegaflow.proto.ReleaseTransferLockRequest;
 import io.pegaflow.proto.ReleaseTransferLockResponse;
 import io.pegaflow.proto.TransferBlockInfo;
 import io.pegaflow.proto.TransferSlotInfo;
+import io.pegaflow.proto.ext.TransferChecksums;
 import io.pegaflow.transfer.PeerId;
 import java.util.ArrayList;
 import java.util.List;
@@ -48,17 +49,29 @@ public final class GrpcPeerBlocks implements PeerBlocks {
     }
 
     @Override
-    public Grant lock(PeerId peer, String namespace, List<byte[]> hashes, String requesterId, long timeoutNanos) {
+    public Grant lock(
+            PeerId peer,
+            String namespace,
+            List<byte[]> hashes,
+            String requesterId,
+            boolean checksums,
+            long timeoutNanos) {
         QueryBlocksForTransferRequest.Builder request = QueryBlocksForTransferRequest.newBuilder()
                 .setNamespace(namespace)
                 .setRequesterId(requesterId);
         for (byte[] h : hashes) {
             request.addBlockHashes(ByteString.copyFrom(h));
         }
+        if (checksums) {
+            TransferChecksums.ask(request);
+        }
         return grant(links.blocking(peer, timeoutNanos).queryBlocksForTransfer(request.build()));
     }
 
-    /** The answer as the tier reads it; {@code lock_timeout_secs} is unsigned on the wire. */
+    /**
+     * The answer as the tier reads it; {@code lock_timeout_secs} is unsigned on the wire, and the checksums ride in an
+     * extension field a reference peer never sends.
+     */
     static Grant grant(QueryBlocksForTransferResponse response) {
         List<LockedBlock> blocks = new ArrayList<>(response.getBlocksCount());
         for (TransferBlockInfo b : response.getBlocksList()) {
@@ -69,7 +82,10 @@ public final class GrpcPeerBlocks implements PeerBlocks {
             blocks.add(new LockedBlock(b.getBlockHash().toByteArray(), slots));
         }
         return new Grant(
-                response.getTransferSessionId(), Integer.toUnsignedLong(response.getLockTimeoutSecs()), blocks);
+                response.getTransferSessionId(),
+                Integer.toUnsignedLong(response.getLockTimeoutSecs()),
+                blocks,
+                TransferChecksums.read(response));
     }
 
     @Override

@@ -36,6 +36,8 @@ import org.springframework.validation.annotation.Validated;
  * @param shmPool allocate the pool's shards through the transfer engine's UCX context (System V or POSIX shared
  *     memory), so that peers on the same host read them directly instead of through active-message emulation
  *     (decision 0019); false maps them privately, as without P2P
+ * @param wireChecksum verify blocks fetched from a peer against a CRC32C the owner computed over the bytes it holds,
+ *     and compute them for peers that ask; a block that does not match is a miss, never served (decision 0031 §3)
  */
 @Validated
 @ConfigurationProperties("pega.rdma")
@@ -51,7 +53,8 @@ public record RdmaProperties(
         @Min(1) @DefaultValue("4096") int maxFetchBlocks,
         @DefaultValue("true") boolean shmPool,
         @DefaultValue("0.25") double transferLockRequesterShare,
-        @DefaultValue("0.5") double transferLockPoolShare) {
+        @DefaultValue("0.5") double transferLockPoolShare,
+        @DefaultValue("true") boolean wireChecksum) {
 
     /** The gets' deadline: configured, or the reference's rule, which gives up before the owner's lock expires. */
     public Duration effectiveTransferTimeout() {
@@ -64,7 +67,7 @@ public record RdmaProperties(
 
     /** The remote tier's settings. */
     public RemoteConfig remoteConfig() {
-        return new RemoteConfig(connectTimeout, rpcTimeout, effectiveTransferTimeout(), maxFetchBlocks);
+        return new RemoteConfig(connectTimeout, rpcTimeout, effectiveTransferTimeout(), maxFetchBlocks, wireChecksum);
     }
 
     /** Refuses values that cannot work with an {@link IllegalArgumentException} whose message starts with the key. */

@@ -13,6 +13,7 @@ import io.pegaflow.node.remote.RemoteFetchTier;
 import io.pegaflow.proto.QueryReady;
 import io.pegaflow.proto.QueryResponse;
 import io.pegaflow.server.PegaServerApplication;
+import io.pegaflow.sys.OffHeap;
 import io.pegaflow.testkit.BlockPattern;
 import io.pegaflow.testkit.ChildJvm;
 import io.pegaflow.testkit.KvLayout;
@@ -23,6 +24,7 @@ import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -249,5 +251,54 @@ class RemotePrefetchTest {
             metaserver.forget(gone);
         }
         assertThat(stats.failures(RemoteFetchStats.Failure.HANDSHAKE)).isEqualTo(handshakeFailures + 1);
+    }
+
+    /**
+     * A byte flipped on its way (here: in B's memory after the gets and before verification) makes that block a miss
+     * (decision 0031 §3): the answer stops before it, is counted, and what is served is A's bytes exactly; the next
+     * query fetches the rest again, clean.
+     */
+    @Test
+    void shouldTreatABlockCorruptedOnTheWireAsAMiss() {
+        BlockPattern pattern = BlockPattern.perByte(94);
+        List<ByteString> hashes = BlockPattern.hashes(94, 8);
+        RemoteFetchTier tier = b.context().getBean(PegaNode.class).remoteTier().orElseThrow();
+        long before = tier.stats().failures(RemoteFetchStats.Failure.CHECKSUM);
+        AtomicInteger flipped = new AtomicInteger();
+        tier.arrivalTap((block, segments) -> {
+            if (block == 3 && flipped.getAndIncrement() == 0) {
+                long at = segments[0] + 17;
+                OffHeap.putByte(at, (byte) (OffHeap.getByte(at) ^ 0x5A));
+            }
+        });
+        try (MockVllmWorker owner = worker(a, "owner-a4");
+                MockVllmWorker reader = worker(b, "reader-b4");
+                MockScheduler scheduler = MockScheduler.connect(HOST, b.port())) {
+            saveOnA(owner, hashes, pattern);
+            reader.register();
+            QueryReady first = scheduler.queryUntilReady(reader.instanceId(), hashes, "req-crc-1", WAIT);
+            assertThat(flipped.get()).as("the tap corrupted block 3").isPositive();
+            assertThat(first.getNumHitBlocks())
+                    .as("stops before the corrupted block")
+                    .isEqualTo(3);
+            assertThat(reader.load(first.getLease(), blockIds(3)).succeeded()).isTrue();
+            reader.verifyBlocks(blockIds(3), pattern);
+            assertThat(tier.stats().failures(RemoteFetchStats.Failure.CHECKSUM)).isEqualTo(before + 1);
+
+            QueryReady again = scheduler.queryUntilReady(reader.instanceId(), hashes, "req-crc-2", WAIT);
+            assertThat(again.getNumHitBlocks()).isEqualTo(8);
+            assertThat(reader.load(again.getLease(), blockIds(8)).succeeded()).isTrue();
+            reader.verifyBlocks(blockIds(8), pattern);
+            reader.unregister();
+            owner.unregister();
+        } finally {
+            tier.arrivalTap(null);
+        }
+        MeterRegistry registry = b.context().getBean(MeterRegistry.class);
+        assertThat(registry.get("pegaflow_rdma_fetch_failures")
+                        .tag("kind", "CHECKSUM")
+                        .functionCounter()
+                        .count())
+                .isGreaterThanOrEqualTo(1.0);
     }
 }

@@ -213,7 +213,8 @@ class TransferLockBoundTest {
                         4096,
                         true,
                         0.25,
-                        0.5)
+                        0.5,
+                        true)
                 .remoteConfig();
         tier = new RemoteFetchTier(
                 (namespace, hashes) -> List.of(new RemoteFetchTier.Owner(ownerAddress, hashes.size())),
