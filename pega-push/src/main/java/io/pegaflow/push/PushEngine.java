@@ -18,6 +18,7 @@ import io.pegaflow.transfer.TransferEngine;
 import java.util.List;
 import java.util.OptionalInt;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The P/D push engine of one server, both roles at once (a server is prefill for some requests and decode for others,
@@ -166,6 +167,14 @@ public final class PushEngine implements AutoCloseable {
 
     public PushConfig config() {
         return config;
+    }
+
+    /**
+     * Which share of the request slots is used up (every slot, or one principal's whole share), or null while any
+     * principal can still start a push or a receive; for health.
+     */
+    public @Nullable String slotSaturation() {
+        return requests.saturation();
     }
 
     public PushStats stats() {

@@ -4,6 +4,7 @@ import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.instance.Principal;
 import java.util.HashMap;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The slots of open pushes plus receives: {@code pega.pd.max-requests} in all, and at most
@@ -52,5 +53,28 @@ final class RequestSlots {
             held.put(who, mine - 1);
         }
         open--;
+    }
+
+    /**
+     * Which share is used up, or null when every principal can still take a slot: all of {@code max-requests}, or one
+     * principal's whole share (the principal is not named: health is read by other callers).
+     */
+    synchronized @Nullable String saturation() {
+        if (open >= total) {
+            return "every push request slot is held (" + open + ", pega.pd.max-requests): every PrepareReceive and"
+                    + " StartPush is RESOURCE_EXHAUSTED";
+        }
+        int full = 0;
+        for (int mine : held.values()) {
+            if (mine >= perPrincipal) {
+                full++;
+            }
+        }
+        if (full == 0) {
+            return null;
+        }
+        return full + (full == 1 ? " principal holds" : " principals hold") + " its whole share of push request slots ("
+                + perPrincipal + ", pega.pd.max-requests-per-principal; " + open + " of " + total
+                + " held in all): its further PrepareReceive and StartPush are RESOURCE_EXHAUSTED";
     }
 }

@@ -88,9 +88,14 @@ class PushBoundsTest {
 
     @Test
     void shouldLeaveOtherTenantsTheirShareWhenOneHoldsItsOwn() {
-        for (int i = 0; i < 2; i++) {
-            node.engine.prepareReceive(TENANT, ME, "tenant-dc", "t" + i, List.of(1L), List.of(state()), 600_000);
-        }
+        node.engine.prepareReceive(TENANT, ME, "tenant-dc", "t0", List.of(1L), List.of(state()), 600_000);
+        assertThat(node.engine.slotSaturation()).as("a share not used up").isNull();
+        node.engine.prepareReceive(TENANT, ME, "tenant-dc", "t1", List.of(1L), List.of(state()), 600_000);
+        // health says which share is used up, without naming whose
+        assertThat(node.engine.slotSaturation())
+                .contains("1 principal holds its whole share")
+                .contains("pega.pd.max-requests-per-principal")
+                .doesNotContain(TENANT.name());
         assertThatThrownBy(() -> node.engine.prepareReceive(
                         TENANT, ME, "tenant-dc", "t2", List.of(1L), List.of(state()), 600_000))
                 .isInstanceOfSatisfying(EngineException.class, e -> {
@@ -103,6 +108,7 @@ class PushBoundsTest {
                         node.engine.prepareReceive(OWNER, ME, "owner-dc", "o2", List.of(1L), List.of(state()), 600_000))
                 .isInstanceOfSatisfying(
                         EngineException.class, e -> assertThat(e.getMessage()).contains("pega.pd.max-requests"));
+        assertThat(node.engine.slotSaturation()).contains("every push request slot is held");
     }
 
     @Test

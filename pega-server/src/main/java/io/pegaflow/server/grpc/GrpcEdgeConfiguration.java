@@ -2,6 +2,7 @@ package io.pegaflow.server.grpc;
 
 import io.grpc.ServerBuilder;
 import io.grpc.netty.NettyServerBuilder;
+import io.micrometer.core.instrument.binder.MeterBinder;
 import io.pegaflow.edge.access.ClusterCredential;
 import io.pegaflow.edge.metrics.CatalogMeters;
 import io.pegaflow.edge.rpc.EdgeInterceptor;
@@ -86,6 +87,27 @@ class GrpcEdgeConfiguration {
         int window = transport.flowControlWindowBytes();
         return builder -> builder.maxConcurrentCallsPerConnection(transport.maxConcurrentCallsPerConnection())
                 .flowControlWindow(window);
+    }
+
+    /** At most {@code pega.grpc.max-connections} connections at once (decision 0031 §4). */
+    @Bean(destroyMethod = "close")
+    ConnectionLimit grpcConnectionLimit(GrpcTransportProperties transport) {
+        return new ConnectionLimit(transport.maxConnections());
+    }
+
+    @Bean
+    ServerBuilderCustomizer<NettyServerBuilder> grpcConnectionBound(ConnectionLimit limit) {
+        return limit::applyTo;
+    }
+
+    /** {@code pegaflow_grpc_connections} and {@code pegaflow_grpc_connections_refused_total}. */
+    @Bean
+    MeterBinder grpcConnectionMeters(ConnectionLimit limit) {
+        return registry -> {
+            CatalogMeters m = new CatalogMeters(registry);
+            m.gauge(ServerMetric.PEGAFLOW_GRPC_CONNECTIONS, limit, ConnectionLimit::open);
+            m.countOf(ServerMetric.PEGAFLOW_GRPC_CONNECTIONS_REFUSED, limit, ConnectionLimit::refused);
+        };
     }
 
     /** Ends calls whose one request message never completes (decision 0030 §3). */

@@ -22,13 +22,16 @@ import org.springframework.validation.annotation.Validated;
  *     yet holds at most this much unread
  * @param incompleteMessageTimeout how long a unary or server-streaming call may wait for its one request message after
  *     its headers; then it ends with DEADLINE_EXCEEDED and what it buffered is freed
+ * @param maxConnections connections the listener holds open at once; one more is closed as it is accepted and
+ *     counted (decision 0031 §4)
  */
 @Validated
 @ConfigurationProperties("pega.grpc")
 public record GrpcTransportProperties(
         @Min(1) @Max(Integer.MAX_VALUE) @DefaultValue("40") int maxConcurrentCallsPerConnection,
         @NotNull @DefaultValue("1MB") DataSize flowControlWindow,
-        @NotNull @DefaultValue("30s") Duration incompleteMessageTimeout) {
+        @NotNull @DefaultValue("30s") Duration incompleteMessageTimeout,
+        @Min(1) @DefaultValue("1024") int maxConnections) {
 
     /** The window in bytes, refused outside HTTP/2's 64 KiB .. 2^31-1 with a message naming the key. */
     public int flowControlWindowBytes() {

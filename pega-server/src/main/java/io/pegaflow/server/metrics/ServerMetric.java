@@ -18,6 +18,13 @@ public enum ServerMetric implements MetricDescriptor {
     PEGAFLOW_RPC_DURATION(
             MetricType.TIMER, "seconds", "Engine RPC latency by method and status", Labels.RPC, Buckets.RPC),
 
+    // The gRPC listener (decision 0031 §4)
+    PEGAFLOW_GRPC_CONNECTIONS(MetricType.GAUGE, "connections", "gRPC connections open (pega.grpc.max-connections)"),
+    PEGAFLOW_GRPC_CONNECTIONS_REFUSED(
+            MetricType.COUNTER,
+            "connections",
+            "gRPC connections closed at accept: pega.grpc.max-connections were open"),
+
     // Connectors (docs/compatibility.md)
     PEGAFLOW_CONNECTOR_REGISTRATIONS(
             MetricType.COUNTER,

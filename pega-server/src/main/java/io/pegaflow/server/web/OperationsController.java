@@ -7,16 +7,20 @@ import io.pegaflow.core.engine.MemoryCleanupResult;
 import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.edge.access.AdminAccess;
 import io.pegaflow.edge.access.AdmissionValve;
+import io.pegaflow.push.PushEngine;
 import io.pegaflow.server.config.PoolHealthIndicator;
 import jakarta.servlet.http.HttpServletRequest;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
@@ -38,18 +42,36 @@ class OperationsController {
     private final PegaEngine engine;
     private final PrometheusMeterRegistry prometheus;
     private final AdminAccess access;
+    private final ObjectProvider<PushEngine> push;
 
-    OperationsController(PegaEngine engine, PrometheusMeterRegistry prometheus, AdminAccess access) {
+    OperationsController(
+            PegaEngine engine,
+            PrometheusMeterRegistry prometheus,
+            AdminAccess access,
+            ObjectProvider<PushEngine> push) {
         this.engine = engine;
+        this.push = push;
         this.prometheus = prometheus;
         this.access = access;
     }
 
-    /** The reference's {@code ok}; {@code degraded: <reason>} (still 200: the server answers) while the pool is pinned. */
+    /**
+     * The reference's {@code ok}; {@code degraded: <component>: <reason>} (still 200: the server answers) while the
+     * pool is pinned or a share of the P/D push's request slots is used up, both reasons when both.
+     */
     @GetMapping(path = "/health", produces = MediaType.TEXT_PLAIN_VALUE)
     String health() {
+        List<String> degraded = new ArrayList<>(2);
         String pinned = PoolHealthIndicator.pinnedReason(engine);
-        return pinned == null ? "ok" : "degraded: pool: " + pinned;
+        if (pinned != null) {
+            degraded.add("pool: " + pinned);
+        }
+        PushEngine p = push.getIfAvailable();
+        String slots = p == null ? null : p.slotSaturation();
+        if (slots != null) {
+            degraded.add("pd: " + slots);
+        }
+        return degraded.isEmpty() ? "ok" : "degraded: " + String.join("; ", degraded);
     }
 
     @GetMapping(path = "/metrics", produces = "text/plain; version=0.0.4; charset=utf-8")
