@@ -1,6 +1,8 @@
 package io.pegaflow.testkit;
 
 import com.google.protobuf.ByteString;
+import io.grpc.ChannelCredentials;
+import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -42,8 +44,8 @@ public final class MockScheduler implements AutoCloseable {
     private final List<SessionHandle> sessions = new CopyOnWriteArrayList<>();
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private MockScheduler(String host, int port, Duration rpcTimeout) {
-        this.channel = TestkitChannels.open(host, port);
+    private MockScheduler(String host, int port, Duration rpcTimeout, ChannelCredentials transport) {
+        this.channel = TestkitChannels.open(host, port, transport);
         this.stub = EngineGrpc.newBlockingStub(channel);
         this.rpcTimeout = rpcTimeout;
     }
@@ -54,7 +56,12 @@ public final class MockScheduler implements AutoCloseable {
     }
 
     public static MockScheduler connect(String host, int port, Duration rpcTimeout) {
-        return new MockScheduler(host, port, rpcTimeout);
+        return new MockScheduler(host, port, rpcTimeout, InsecureChannelCredentials.create());
+    }
+
+    /** Over {@code transport}: TLS, with a client certificate, for a listener that requires one. */
+    public static MockScheduler connect(String host, int port, ChannelCredentials transport) {
+        return new MockScheduler(host, port, Duration.ofSeconds(30), transport);
     }
 
     /** The raw blocking stub, without a deadline, for negative tests. */

@@ -1,6 +1,8 @@
 package io.pegaflow.testkit;
 
 import com.google.protobuf.ByteString;
+import io.grpc.ChannelCredentials;
+import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -81,7 +83,7 @@ public final class MockVllmWorker implements AutoCloseable {
         this.layers = List.copyOf(layers);
         this.ownedMemories = List.copyOf(ownedMemories);
         this.groups = Map.copyOf(b.groups);
-        this.channel = TestkitChannels.open(b.host, b.port);
+        this.channel = TestkitChannels.open(b.host, b.port, b.transport);
         this.stub = EngineGrpc.newBlockingStub(channel);
     }
 
@@ -529,10 +531,17 @@ public final class MockVllmWorker implements AutoCloseable {
         private Duration rpcTimeout = Duration.ofSeconds(30);
         private ConnectorRelease release = ConnectorRelease.V0_22_4;
         private Duration loadTimeout = ReferenceHarness.LOAD_TIMEOUT;
+        private ChannelCredentials transport = InsecureChannelCredentials.create();
 
         private Builder(String host, int port) {
             this.host = host;
             this.port = port;
+        }
+
+        /** Over {@code value}: TLS, with a client certificate, for a listener that requires one. */
+        public Builder tls(ChannelCredentials value) {
+            this.transport = value;
+            return this;
         }
 
         public Builder instanceId(String value) {

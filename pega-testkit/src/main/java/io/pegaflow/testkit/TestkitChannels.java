@@ -1,5 +1,7 @@
 package io.pegaflow.testkit;
 
+import io.grpc.ChannelCredentials;
+import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.NettyChannelBuilder;
 import io.netty.channel.ChannelOption;
@@ -23,8 +25,12 @@ final class TestkitChannels {
      * server with default keepalive policy answer GOAWAY {@code too_many_pings}.
      */
     static ManagedChannel open(String host, int port) {
-        return NettyChannelBuilder.forAddress(host, port)
-                .usePlaintext()
+        return open(host, port, InsecureChannelCredentials.create());
+    }
+
+    /** As {@link #open(String, int)} over {@code transport} (TLS for a listener that requires it). */
+    static ManagedChannel open(String host, int port, ChannelCredentials transport) {
+        return NettyChannelBuilder.forAddress(host, port, transport)
                 .maxInboundMessageSize(MAX_MESSAGE_BYTES)
                 .keepAliveTime(KEEPALIVE_SECONDS, TimeUnit.SECONDS)
                 .keepAliveWithoutCalls(true)

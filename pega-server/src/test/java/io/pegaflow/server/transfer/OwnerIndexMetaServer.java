@@ -4,6 +4,7 @@ import com.google.protobuf.ByteString;
 import io.grpc.Grpc;
 import io.grpc.InsecureServerCredentials;
 import io.grpc.Server;
+import io.grpc.ServerCredentials;
 import io.grpc.stub.StreamObserver;
 import io.pegaflow.proto.HeartbeatNodeRequest;
 import io.pegaflow.proto.HeartbeatNodeResponse;
@@ -39,7 +40,12 @@ final class OwnerIndexMetaServer implements AutoCloseable {
     private final Server server;
 
     OwnerIndexMetaServer() throws IOException {
-        this.server = Grpc.newServerBuilderForPort(0, InsecureServerCredentials.create())
+        this(InsecureServerCredentials.create());
+    }
+
+    /** Over {@code transport}: plaintext or TLS. */
+    OwnerIndexMetaServer(ServerCredentials transport) throws IOException {
+        this.server = Grpc.newServerBuilderForPort(0, transport)
                 .addService(new Service())
                 .build()
                 .start();
