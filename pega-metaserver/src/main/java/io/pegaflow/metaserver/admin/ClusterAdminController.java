@@ -1,7 +1,7 @@
 package io.pegaflow.metaserver.admin;
 
 import io.pegaflow.metaserver.config.MetaserverProperties;
-import io.pegaflow.metaserver.index.BlockOwnerIndex;
+import io.pegaflow.metaserver.index.BlockIndex;
 import io.pegaflow.metaserver.node.FencedSession;
 import io.pegaflow.metaserver.node.MetaserverEpoch;
 import io.pegaflow.metaserver.node.NodeIdFingerprint;
@@ -65,7 +65,7 @@ class ClusterAdminController {
     record Fence(String nodeIdFingerprint, String node, long fencedAtMs, String supersededByFingerprint) {}
 
     private final NodeRegistry registry;
-    private final BlockOwnerIndex index;
+    private final BlockIndex index;
     private final MetaserverEpoch epoch;
     private final MetaserverProperties properties;
     private final Clock clock;
@@ -73,7 +73,7 @@ class ClusterAdminController {
 
     ClusterAdminController(
             NodeRegistry registry,
-            BlockOwnerIndex index,
+            BlockIndex index,
             MetaserverEpoch epoch,
             MetaserverProperties properties,
             Clock clock,
@@ -115,7 +115,7 @@ class ClusterAdminController {
                     row.registeredAtMs(),
                     lastSeenMs,
                     ageMs,
-                    session == null ? 0 : session.ownedBlocks(),
+                    session == null ? 0 : index.ownedBlocks(session),
                     row.takeovers(),
                     fencesByNode.getOrDefault(row.url(), List.of())));
         }

@@ -1,15 +1,22 @@
 package io.pegaflow.metaserver.config;
 
+import io.pegaflow.metaserver.index.BlockIndex;
 import io.pegaflow.metaserver.index.BlockOwnerIndex;
 import io.pegaflow.metaserver.index.LifecycleSweeper;
 import io.pegaflow.metaserver.index.MetaStore;
+import io.pegaflow.metaserver.index.RedisBlockIndex;
+import io.pegaflow.metaserver.index.RedisConnection;
+import io.pegaflow.metaserver.index.SessionDirectory;
 import io.pegaflow.metaserver.node.JdbcNodeStore;
 import io.pegaflow.metaserver.node.MetaserverEpoch;
 import io.pegaflow.metaserver.node.NodeRegistry;
+import io.pegaflow.metaserver.node.NodeSession;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
@@ -74,14 +81,48 @@ class MetaserverConfiguration {
         return new NodeRegistry(store, clock, properties.staleAfterMs(), properties.ttlMs());
     }
 
+    /** {@code pega.metaserver.index}: this process's memory, or Redis shared by every instance (decision 0032). */
     @Bean
-    BlockOwnerIndex blockOwnerIndex(MetaserverProperties properties) {
+    BlockIndex blockIndex(MetaserverProperties properties, NodeRegistry registry, MetaserverEpoch epoch) {
+        if (properties.index().equals("redis")) {
+            MetaserverProperties.Redis redis = properties.redis();
+            RedisConnection connection =
+                    RedisConnection.open(redis.uri(), redis.clusterUris(), Duration.ofMillis(redis.timeoutMs()));
+            SessionDirectory directory = new SessionDirectory() {
+                @Override
+                public @Nullable NodeSession current(String url) {
+                    return registry.session(url).orElse(null);
+                }
+
+                @Override
+                public void refresh() {
+                    registry.refreshFromStore();
+                }
+            };
+            try {
+                return new RedisBlockIndex(
+                        connection,
+                        directory,
+                        properties.maxBlocksPerNode(),
+                        properties.staleAfterMs(),
+                        properties.ttlMs(),
+                        epoch.epoch(),
+                        Duration.ofMillis(redis.timeoutMs()));
+            } catch (RuntimeException e) {
+                connection.close();
+                throw e;
+            }
+        }
         return new BlockOwnerIndex(
-                properties.maxBlocks(), properties.maxBlocksPerNode(), properties.staleAfterMs(), properties.ttlMs());
+                properties.maxBlocks(),
+                properties.maxBlocksPerNode(),
+                properties.staleAfterMs(),
+                properties.ttlMs(),
+                epoch.epoch());
     }
 
     @Bean
-    MetaStore metaStore(NodeRegistry registry, BlockOwnerIndex index, Clock clock) {
+    MetaStore metaStore(NodeRegistry registry, BlockIndex index, Clock clock) {
         return new MetaStore(registry, index, clock);
     }
 

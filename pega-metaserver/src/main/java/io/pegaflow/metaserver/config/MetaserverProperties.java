@@ -1,5 +1,6 @@
 package io.pegaflow.metaserver.config;
 
+import java.util.List;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 
@@ -25,7 +26,10 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param maxNamespaceChars longest namespace accepted
  * @param fenceRetentionHours hours a superseded node_id stays fenced before its record is purged
  * @param nodeRefreshSecs seconds between re-reads of node sessions from the database, so that replicas sharing one
- *     PostgreSQL database see each other's takeovers; 0 disables it
+ *     PostgreSQL database see each other's takeovers (and the Redis index's epoch is checked); 0 disables it
+ * @param index where the block-owner index lives: {@code memory} (this process, rebuilt by re-announcement) or
+ *     {@code redis} (shared by every instance, survives their restarts; decision 0032)
+ * @param redis the Redis deployment of {@code index=redis}
  */
 // An unknown key under the prefix fails startup (MetaserverFailureAnalyzer names the key it resembles).
 @ConfigurationProperties(prefix = "pega.metaserver", ignoreUnknownFields = false)
@@ -42,7 +46,30 @@ public record MetaserverProperties(
         @DefaultValue("1024") int maxNamespaceChars,
         @DefaultValue("168") long fenceRetentionHours,
         @DefaultValue("10") long nodeRefreshSecs,
-        @DefaultValue("0.25") double nodeShare) {
+        @DefaultValue("0.25") double nodeShare,
+        @DefaultValue("memory") String index,
+        @DefaultValue Redis redis) {
+
+    /** The index backends {@code pega.metaserver.index} accepts. */
+    public static final List<String> INDEX_BACKENDS = List.of("memory", "redis");
+
+    /**
+     * {@code pega.metaserver.redis.*}.
+     *
+     * @param uri the single Redis server ({@code redis://[:password@]host:port[/db]}, {@code rediss://} for TLS),
+     *     used when {@code cluster-uris} is empty
+     * @param clusterUris seed nodes of a Redis Cluster; when set, {@code uri} is ignored
+     * @param timeoutMs deadline of every Redis command
+     */
+    public record Redis(
+            @DefaultValue("redis://127.0.0.1:6379") String uri,
+            @DefaultValue List<String> clusterUris,
+            @DefaultValue("2000") long timeoutMs) {
+
+        public Redis {
+            require(timeoutMs > 0, "redis.timeout-ms", timeoutMs, "> 0");
+        }
+    }
 
     /** Largest TTL that still fits a millisecond count (the reference rejects {@code ttl*60} overflow). */
     private static final long MAX_TTL_MINUTES = Long.MAX_VALUE / 60_000L;
@@ -64,6 +91,7 @@ public record MetaserverProperties(
         require(maxNamespaceChars > 0, "max-namespace-chars", maxNamespaceChars, "> 0");
         require(fenceRetentionHours > 0, "fence-retention-hours", fenceRetentionHours, "> 0");
         require(nodeRefreshSecs >= 0, "node-refresh-secs", nodeRefreshSecs, ">= 0");
+        require(INDEX_BACKENDS.contains(index), "index", index, String.join(" or ", INDEX_BACKENDS));
     }
 
     private static void require(boolean ok, String name, Object value, String expected) {

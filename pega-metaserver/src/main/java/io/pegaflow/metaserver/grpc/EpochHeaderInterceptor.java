@@ -7,26 +7,29 @@ import io.grpc.ServerCallHandler;
 import io.grpc.Status;
 import io.pegaflow.edge.rpc.EdgeInterceptor;
 import io.pegaflow.edge.rpc.EdgeStage;
-import io.pegaflow.metaserver.node.MetaserverEpoch;
 import io.pegaflow.proto.ext.MetaserverMetadata;
+import java.util.function.LongSupplier;
 
 /**
  * Adds {@code pega-metaserver-epoch: <epoch>} to every response: in the headers of a successful call and in the
  * trailers of one that fails before sending headers (a trailers-only response). A server that sees the value change
- * knows this metaserver restarted with an empty index and re-announces its blocks. No reference message changes. It
+ * knows the index it announced to is gone (this metaserver restarted with an empty memory index, it failed over to
+ * another instance, or Redis lost the shared index) and re-announces its blocks. The value is the index's epoch,
+ * read per call because the Redis backend's can change while the process runs. No reference message changes. It
  * sits outside the exception mapping ({@link EdgeStage#RESPONSE_METADATA}), so mapped failures carry it too.
  */
 public final class EpochHeaderInterceptor implements EdgeInterceptor {
 
-    private final String epoch;
+    private final LongSupplier epoch;
 
-    public EpochHeaderInterceptor(MetaserverEpoch epoch) {
-        this.epoch = Long.toString(epoch.epoch());
+    public EpochHeaderInterceptor(LongSupplier epoch) {
+        this.epoch = epoch;
     }
 
     @Override
     public <Q, R> ServerCall.Listener<Q> interceptCall(
             ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
+        String epoch = Long.toString(this.epoch.getAsLong());
         return next.startCall(
                 new SimpleForwardingServerCall<>(call) {
                     private boolean headersSent;

@@ -3,8 +3,8 @@ package io.pegaflow.metaserver.grpc;
 import io.pegaflow.edge.EdgeConfiguration;
 import io.pegaflow.edge.metrics.CatalogMeters;
 import io.pegaflow.edge.rpc.RpcMetricsInterceptor;
+import io.pegaflow.metaserver.index.BlockIndex;
 import io.pegaflow.metaserver.metrics.MetaserverMetric;
-import io.pegaflow.metaserver.node.MetaserverEpoch;
 import io.pegaflow.proto.MetaServerGrpc;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -24,8 +24,8 @@ class GrpcConfiguration {
     }
 
     @Bean
-    EpochHeaderInterceptor epochHeaderInterceptor(MetaserverEpoch epoch) {
-        return new EpochHeaderInterceptor(epoch);
+    EpochHeaderInterceptor epochHeaderInterceptor(BlockIndex index) {
+        return new EpochHeaderInterceptor(index::epoch);
     }
 
     /** {@code pegaflow_metaserver_rpc_requests_total} and {@code _duration_seconds} (spec/cluster.md §1.9). */

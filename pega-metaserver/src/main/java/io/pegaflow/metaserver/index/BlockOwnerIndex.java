@@ -40,7 +40,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Thread-safe. Times are epoch milliseconds from the injected clock.
  */
-public final class BlockOwnerIndex {
+public final class BlockOwnerIndex implements BlockIndex {
 
     private final ConcurrentMap<BlockKey, OwnerRecord[]> owners;
     private final Cache<BlockKey, OwnerRecord[]> cache;
@@ -50,6 +50,7 @@ public final class BlockOwnerIndex {
     private final LongAdder evictedKeys = new LongAdder();
     private final LongAdder shareEvictedRecords = new LongAdder();
     private final long maxBlocksPerNode;
+    private final long epoch;
     // per node session, the records it announced in order; entries whose record was replaced or removed meanwhile are
     // skipped when reached and compacted away when they outnumber the live ones
     private final Map<NodeSession, ArrayDeque<OwnerRecordAt>> announced = new ConcurrentHashMap<>();
@@ -66,6 +67,12 @@ public final class BlockOwnerIndex {
      * @param maxBlocksPerNode bound on the records one node session owns; its own oldest go first past it
      */
     public BlockOwnerIndex(long maxBlocks, long maxBlocksPerNode, long staleAfterMs, long ttlMs) {
+        this(maxBlocks, maxBlocksPerNode, staleAfterMs, ttlMs, 0);
+    }
+
+    /** @param epoch this process's start epoch: the index starts empty with the process */
+    public BlockOwnerIndex(long maxBlocks, long maxBlocksPerNode, long staleAfterMs, long ttlMs, long epoch) {
+        this.epoch = epoch;
         if (maxBlocksPerNode <= 0) {
             throw new IllegalArgumentException("max blocks per node: " + maxBlocksPerNode + " (expected: > 0)");
         }
@@ -94,6 +101,7 @@ public final class BlockOwnerIndex {
      * InsertBlockHashes after the fence: for every hash (duplicates included) upsert this address's record, replacing
      * one left by an older session of the same address. Returns {@code hashes.size()}, as the reference does.
      */
+    @Override
     public int insert(String namespace, List<ByteString> hashes, NodeSession session, long nowMs) {
         OwnerRecord record = new OwnerRecord(session, nowMs);
         ArrayDeque<OwnerRecordAt> fifo = announced.computeIfAbsent(session, s -> new ArrayDeque<>());
@@ -173,6 +181,7 @@ public final class BlockOwnerIndex {
      * RemoveBlockHashes after the fence: removes this address's record only when it was written under {@code id};
      * other nodes' records and older sessions of this address stay. Returns the number of records removed.
      */
+    @Override
     public int remove(String namespace, List<ByteString> hashes, String url, UUID id) {
         int[] removed = {0};
         for (ByteString hash : hashes) {
@@ -196,6 +205,7 @@ public final class BlockOwnerIndex {
      * returns each node's contiguous prefix from hash 0, in order of first appearance. Read-only: it refreshes no
      * liveness.
      */
+    @Override
     public List<PrefixMatch> queryPrefix(String namespace, List<ByteString> hashes, long nowMs) {
         // Only nodes visible at hash 0 can have a non-zero prefix, so parallel arrays sized by the first hash's
         // owners (a handful) replace a hash map, and sessions compare by identity: one current session per address.
@@ -258,6 +268,7 @@ public final class BlockOwnerIndex {
     }
 
     /** UnregisterNode's full scan: removes every record of {@code url} written under {@code id}. */
+    @Override
     public long removeOwners(String url, UUID id) {
         long[] removed = {0};
         for (BlockKey key : owners.keySet()) {
@@ -280,6 +291,7 @@ public final class BlockOwnerIndex {
      * Drops records whose session ended (superseded, unregistered, swept), whose announcement is older than the TTL,
      * or whose node was silent for longer than the TTL; drops keys left without owners.
      */
+    @Override
     public SweepStats sweep(long nowMs) {
         long[] removedOwners = {0};
         long[] removedKeys = {0};
@@ -337,27 +349,47 @@ public final class BlockOwnerIndex {
     }
 
     /** Keys in the index (approximate: may include keys expired but not yet cleaned up). */
+    @Override
     public long keyCount() {
         return cache.estimatedSize();
     }
 
     /** Owner records across all keys. */
+    @Override
     public long ownerCount() {
         return ownerCount.sum();
     }
 
     /** Keys dropped because the index reached {@code maxBlocks}. */
+    @Override
     public long evictedKeys() {
         return evictedKeys.sum();
     }
 
     /** Owner records a node lost to its own newer announcements past {@code maxBlocksPerNode}. */
+    @Override
     public long shareEvictedRecords() {
         return shareEvictedRecords.sum();
     }
 
     /** Runs Caffeine's pending maintenance (size eviction, expiry) now; tests use it to observe the bounds. */
+    @Override
     public void cleanUp() {
         cache.cleanUp();
+    }
+
+    @Override
+    public long ownedBlocks(NodeSession session) {
+        return session.ownedBlocks();
+    }
+
+    @Override
+    public long epoch() {
+        return epoch;
+    }
+
+    @Override
+    public String backend() {
+        return "memory";
     }
 }

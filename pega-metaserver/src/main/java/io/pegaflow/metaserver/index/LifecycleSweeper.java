@@ -56,6 +56,12 @@ public final class LifecycleSweeper implements SmartLifecycle {
         return stats;
     }
 
+    /** Node sessions from the database, then the index's shared state (the Redis backend's epoch). */
+    private void refresh() {
+        store.registry().refreshFromStore();
+        store.index().refresh();
+    }
+
     @Override
     public synchronized void start() {
         if (runner != null) {
@@ -69,7 +75,7 @@ public final class LifecycleSweeper implements SmartLifecycle {
                     refreshIntervalMs,
                     refreshIntervalMs,
                     TimeUnit.MILLISECONDS,
-                    store.registry()::refreshFromStore));
+                    this::refresh));
         }
         runner = new Ticker("metaserver-sweeper", NanoClock.SYSTEM, ticks).start();
     }

@@ -10,7 +10,7 @@ import java.util.UUID;
 
 /**
  * The metaserver's operations with the reference's semantics: node lifecycle from the {@link NodeRegistry}, block
- * ownership from the {@link BlockOwnerIndex}. The gRPC service validates requests and delegates here.
+ * ownership from the {@link BlockIndex}. The gRPC service validates requests and delegates here.
  *
  * <p>As in the reference, the registry and the index are not updated transactionally: a write that passed the fence
  * just before a takeover lands under the superseded session and is invisible from then on. Thread-safe.
@@ -18,10 +18,10 @@ import java.util.UUID;
 public final class MetaStore {
 
     private final NodeRegistry registry;
-    private final BlockOwnerIndex index;
+    private final BlockIndex index;
     private final Clock clock;
 
-    public MetaStore(NodeRegistry registry, BlockOwnerIndex index, Clock clock) {
+    public MetaStore(NodeRegistry registry, BlockIndex index, Clock clock) {
         this.registry = registry;
         this.index = index;
         this.clock = clock;
@@ -69,7 +69,7 @@ public final class MetaStore {
         return registry;
     }
 
-    public BlockOwnerIndex index() {
+    public BlockIndex index() {
         return index;
     }
 }

@@ -3,7 +3,7 @@ package io.pegaflow.metaserver.metrics;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.pegaflow.edge.metrics.CatalogMeters;
-import io.pegaflow.metaserver.index.BlockOwnerIndex;
+import io.pegaflow.metaserver.index.BlockIndex;
 import io.pegaflow.metaserver.index.LifecycleSweeper;
 import io.pegaflow.metaserver.node.MetaserverEpoch;
 import io.pegaflow.metaserver.node.NodeRegistry;
@@ -15,18 +15,14 @@ import java.time.Clock;
  */
 final class MetaserverMeterBinder implements MeterBinder {
 
-    private final BlockOwnerIndex index;
+    private final BlockIndex index;
     private final NodeRegistry registry;
     private final LifecycleSweeper sweeper;
     private final MetaserverEpoch epoch;
     private final Clock clock;
 
     MetaserverMeterBinder(
-            BlockOwnerIndex index,
-            NodeRegistry registry,
-            LifecycleSweeper sweeper,
-            MetaserverEpoch epoch,
-            Clock clock) {
+            BlockIndex index, NodeRegistry registry, LifecycleSweeper sweeper, MetaserverEpoch epoch, Clock clock) {
         this.index = index;
         this.registry = registry;
         this.sweeper = sweeper;
@@ -37,8 +33,8 @@ final class MetaserverMeterBinder implements MeterBinder {
     @Override
     public void bindTo(MeterRegistry meterRegistry) {
         CatalogMeters m = new CatalogMeters(meterRegistry);
-        m.gauge(MetaserverMetric.PEGAFLOW_METASERVER_STORE_ENTRIES, index, BlockOwnerIndex::keyCount);
-        m.gauge(MetaserverMetric.PEGAFLOW_METASERVER_BLOCK_OWNERS, index, BlockOwnerIndex::ownerCount);
+        m.gauge(MetaserverMetric.PEGAFLOW_METASERVER_STORE_ENTRIES, index, BlockIndex::keyCount);
+        m.gauge(MetaserverMetric.PEGAFLOW_METASERVER_BLOCK_OWNERS, index, BlockIndex::ownerCount);
         m.gauge(
                 MetaserverMetric.PEGAFLOW_METASERVER_NODES,
                 registry,
@@ -53,8 +49,8 @@ final class MetaserverMeterBinder implements MeterBinder {
         m.countOf(MetaserverMetric.PEGAFLOW_METASERVER_SWEEP_REMOVED_OWNERS, sweeper, LifecycleSweeper::removedOwners);
         m.countOf(MetaserverMetric.PEGAFLOW_METASERVER_SWEEP_REMOVED_KEYS, sweeper, LifecycleSweeper::removedKeys);
         m.countOf(MetaserverMetric.PEGAFLOW_METASERVER_SWEEP_REMOVED_NODES, sweeper, LifecycleSweeper::removedNodes);
-        m.countOf(MetaserverMetric.PEGAFLOW_METASERVER_INDEX_EVICTED, index, BlockOwnerIndex::evictedKeys);
-        m.countOf(MetaserverMetric.PEGAFLOW_METASERVER_NODE_SHARE_EVICTED, index, BlockOwnerIndex::shareEvictedRecords);
+        m.countOf(MetaserverMetric.PEGAFLOW_METASERVER_INDEX_EVICTED, index, BlockIndex::evictedKeys);
+        m.countOf(MetaserverMetric.PEGAFLOW_METASERVER_NODE_SHARE_EVICTED, index, BlockIndex::shareEvictedRecords);
         m.countOf(MetaserverMetric.PEGAFLOW_METASERVER_TAKEOVERS, registry, NodeRegistry::takeovers);
     }
 }

@@ -2,7 +2,7 @@ package io.pegaflow.metaserver.metrics;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.pegaflow.edge.metrics.MetricsView;
-import io.pegaflow.metaserver.index.BlockOwnerIndex;
+import io.pegaflow.metaserver.index.BlockIndex;
 import io.pegaflow.metaserver.index.LifecycleSweeper;
 import io.pegaflow.metaserver.node.MetaserverEpoch;
 import io.pegaflow.metaserver.node.NodeRegistry;
@@ -20,11 +20,7 @@ class MetricsConfiguration {
 
     @Bean
     MetaserverMeterBinder metaserverMeterBinder(
-            BlockOwnerIndex index,
-            NodeRegistry registry,
-            LifecycleSweeper sweeper,
-            MetaserverEpoch epoch,
-            Clock clock) {
+            BlockIndex index, NodeRegistry registry, LifecycleSweeper sweeper, MetaserverEpoch epoch, Clock clock) {
         return new MetaserverMeterBinder(index, registry, sweeper, epoch, clock);
     }
 

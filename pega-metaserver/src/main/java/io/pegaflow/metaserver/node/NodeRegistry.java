@@ -167,10 +167,19 @@ public final class NodeRegistry {
 
     /**
      * The fence for Insert and Remove: the address must be registered to exactly this node_id. Refreshes the
-     * session's last-seen time (in memory only, even when it was stale) and returns it. Lock-free.
+     * session's last-seen time (in memory only, even when it was stale) and returns it. Lock-free when this instance
+     * knows the session; otherwise the address's row is read from the database first.
      */
     public NodeSession touch(String url, UUID id) throws SessionRejectedException {
         NodeSession session = sessions.get(url);
+        if (session == null || !session.id().equals(id)) {
+            // Another instance sharing the database may have registered or taken over the address since this one
+            // last refreshed: a node that fails over writes here before its next heartbeat. Ask the database.
+            synchronized (lockFor(url)) {
+                reconcile(url);
+            }
+            session = sessions.get(url);
+        }
         if (session == null) {
             throw new SessionRejectedException(Reason.UNKNOWN_NODE, "no session registered for " + url);
         }

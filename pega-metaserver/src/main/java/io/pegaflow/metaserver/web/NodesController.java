@@ -1,7 +1,7 @@
 package io.pegaflow.metaserver.web;
 
 import io.pegaflow.metaserver.config.MetaserverProperties;
-import io.pegaflow.metaserver.index.BlockOwnerIndex;
+import io.pegaflow.metaserver.index.BlockIndex;
 import io.pegaflow.metaserver.node.FencedSession;
 import io.pegaflow.metaserver.node.MetaserverEpoch;
 import io.pegaflow.metaserver.node.NodeIdFingerprint;
@@ -55,14 +55,14 @@ class NodesController {
     record FenceView(String nodeIdFingerprint, String node, Instant fencedAt, String supersededByFingerprint) {}
 
     private final NodeRegistry registry;
-    private final BlockOwnerIndex index;
+    private final BlockIndex index;
     private final MetaserverEpoch epoch;
     private final MetaserverProperties properties;
     private final Clock clock;
 
     NodesController(
             NodeRegistry registry,
-            BlockOwnerIndex index,
+            BlockIndex index,
             MetaserverEpoch epoch,
             MetaserverProperties properties,
             Clock clock) {
@@ -95,7 +95,7 @@ class NodesController {
                     Instant.ofEpochMilli(row.registeredAtMs()),
                     Instant.ofEpochMilli(lastSeenMs),
                     ageMs,
-                    session == null ? 0 : session.ownedBlocks(),
+                    session == null ? 0 : index.ownedBlocks(session),
                     row.takeovers(),
                     fencesByNode.getOrDefault(row.url(), List.of())));
         }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pegaflow.metaserver.MetaserverApplication;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -16,7 +17,21 @@ class MetaserverConfigTest {
 
     static MetaserverProperties props(long staleSecs, long ttlMinutes, long sweepSecs) {
         return new MetaserverProperties(
-                "127.0.0.1:50056", "0.0.0.0:9092", staleSecs, ttlMinutes, sweepSecs, "db", 10, 10, 10, 10, 1, 0, 0.25);
+                "127.0.0.1:50056",
+                "0.0.0.0:9092",
+                staleSecs,
+                ttlMinutes,
+                sweepSecs,
+                "db",
+                10,
+                10,
+                10,
+                10,
+                1,
+                0,
+                0.25,
+                "memory",
+                new MetaserverProperties.Redis("redis://127.0.0.1:6379", List.of(), 2000));
     }
 
     @Test

@@ -8,7 +8,7 @@ import static io.pegaflow.metaserver.grpc.Requests.query;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.ByteString;
-import io.pegaflow.metaserver.index.BlockOwnerIndex;
+import io.pegaflow.metaserver.index.BlockIndex;
 import io.pegaflow.metaserver.support.AdjustableClock;
 import io.pegaflow.metaserver.support.MetaserverTestApp;
 import io.pegaflow.proto.MetaServerGrpc;
@@ -51,7 +51,7 @@ class MetaServerNodeShareTest {
                 long first = 1_000_000L + round * 2000L;
                 stub.insertBlockHashes(insert(NS, OUTSIDER, outsider, hashes(first, 2000)));
             }
-            BlockOwnerIndex index = app.bean(BlockOwnerIndex.class);
+            BlockIndex index = app.bean(BlockIndex.class);
             index.cleanUp();
 
             assertThat(prefixes(stub.queryPrefixBlocks(query(NS, hashes(0, 1000)))))

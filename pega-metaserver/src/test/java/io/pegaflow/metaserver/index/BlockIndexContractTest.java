@@ -5,28 +5,106 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.google.protobuf.ByteString;
 import io.pegaflow.metaserver.node.NodeSession;
 import io.pegaflow.metaserver.support.AdjustableClock;
+import io.pegaflow.metaserver.support.RedisServer;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Test;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
-/** The block-owner index on its own: insert, owner-match remove, the prefix algorithm, visibility, bounds, sweep. */
+/**
+ * The block-owner index on its own, one contract for both backends of {@code pega.metaserver.index}: insert,
+ * owner-match remove, the prefix algorithm, visibility, shares, sweep. {@code REDIS} runs against a real
+ * {@code redis-server} started here (skipped with a message when it is not installed), with a map as the session
+ * directory that the registry is in the application.
+ */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class BlockOwnerIndexTest {
+class BlockIndexContractTest {
 
     static final long STALE_MS = 30_000;
     static final long TTL_MS = 120 * 60_000L;
     static final String NS = "model-a";
 
-    final AdjustableClock clock = new AdjustableClock();
-    final BlockOwnerIndex index = new BlockOwnerIndex(1_000_000, STALE_MS, TTL_MS);
+    enum Backend {
+        MEMORY,
+        REDIS
+    }
 
+    private static @Nullable RedisServer redis;
+    private static @Nullable Path redisDir;
+
+    final AdjustableClock clock = new AdjustableClock();
+    final Map<String, NodeSession> directory = new ConcurrentHashMap<>();
+    final List<BlockIndex> opened = new ArrayList<>();
+    BlockIndex index;
+
+    /** A fresh index of {@code backend} (Redis flushed first); {@code maxBlocksPerNode} MAX_VALUE means no share. */
+    BlockIndex open(Backend backend, long maxBlocks, long maxBlocksPerNode) throws IOException {
+        BlockIndex created;
+        if (backend == Backend.MEMORY) {
+            created = new BlockOwnerIndex(maxBlocks, maxBlocksPerNode, STALE_MS, TTL_MS);
+        } else {
+            RedisServer server = redis();
+            assertThat(server.command("FLUSHALL")).isEqualTo("+OK");
+            created = new RedisBlockIndex(
+                    RedisConnection.open(server.uri(), List.of(), Duration.ofSeconds(5)),
+                    directory::get,
+                    maxBlocksPerNode,
+                    STALE_MS,
+                    TTL_MS,
+                    1,
+                    Duration.ofSeconds(5));
+        }
+        opened.add(created);
+        return created;
+    }
+
+    void use(Backend backend) throws IOException {
+        index = open(backend, 1_000_000, Long.MAX_VALUE);
+    }
+
+    private static synchronized RedisServer redis() throws IOException {
+        if (redis == null) {
+            redisDir = Files.createTempDirectory("pega-redis-contract");
+            redis = RedisServer.start(redisDir);
+        }
+        return redis;
+    }
+
+    @AfterEach
+    void closeIndexes() {
+        opened.forEach(BlockIndex::close);
+    }
+
+    @AfterAll
+    static void stopRedis() {
+        if (redis != null) {
+            redis.close();
+            redis = null;
+        }
+    }
+
+    /** A new session of {@code url}, now the address's current one. */
     NodeSession node(String url) {
-        return NodeSession.detached(url, UUID.randomUUID(), clock.millis());
+        return current(NodeSession.detached(url, UUID.randomUUID(), clock.millis()));
+    }
+
+    NodeSession current(NodeSession session) {
+        directory.put(session.url(), session);
+        return session;
     }
 
     static ByteString h(int i) {
@@ -45,8 +123,10 @@ class BlockOwnerIndexTest {
         return index.queryPrefix(NS, hashes(ids), clock.millis());
     }
 
-    @Test
-    void shouldReturnEachNodesContiguousPrefix() {
+    @ParameterizedTest
+    @EnumSource(Backend.class)
+    void shouldReturnEachNodesContiguousPrefix(Backend backend) throws Exception {
+        use(backend);
         // The reference's worked example: A owns h1..h4, B owns h1,h2,h3,h5.
         NodeSession a = node("10.0.0.1:1");
         NodeSession b = node("10.0.0.2:1");
@@ -59,8 +139,10 @@ class BlockOwnerIndexTest {
                 .containsExactlyInAnyOrder(new PrefixMatch("10.0.0.1:1", 3), new PrefixMatch("10.0.0.2:1", 4));
     }
 
-    @Test
-    void shouldFreezeANodeThatMissedAnEarlierHash() {
+    @ParameterizedTest
+    @EnumSource(Backend.class)
+    void shouldFreezeANodeThatMissedAnEarlierHash(Backend backend) throws Exception {
+        use(backend);
         NodeSession a = node("10.0.0.1:1");
         NodeSession b = node("10.0.0.2:1");
         index.insert(NS, hashes(1, 2, 3, 4), a, clock.millis());
@@ -72,8 +154,10 @@ class BlockOwnerIndexTest {
                 .containsExactly(new PrefixMatch("10.0.0.1:1", 4), new PrefixMatch("10.0.0.2:1", 1));
     }
 
-    @Test
-    void shouldReturnNothingWhenTheFirstHashHasNoVisibleOwner() {
+    @ParameterizedTest
+    @EnumSource(Backend.class)
+    void shouldReturnNothingWhenTheFirstHashHasNoVisibleOwner(Backend backend) throws Exception {
+        use(backend);
         NodeSession a = node("10.0.0.1:1");
         index.insert(NS, hashes(2, 3), a, clock.millis());
         assertThat(query(1, 2, 3)).isEmpty();
@@ -81,8 +165,10 @@ class BlockOwnerIndexTest {
                 .isEmpty();
     }
 
-    @Test
-    void shouldHideStaleAndEndedSessionsAndShowRevivedOnes() {
+    @ParameterizedTest
+    @EnumSource(Backend.class)
+    void shouldHideStaleAndEndedSessionsAndShowRevivedOnes(Backend backend) throws Exception {
+        use(backend);
         NodeSession a = node("10.0.0.1:1");
         NodeSession b = node("10.0.0.2:1");
         index.insert(NS, hashes(1, 2), a, clock.millis());
@@ -90,26 +176,30 @@ class BlockOwnerIndexTest {
         clock.advance(Duration.ofMillis(STALE_MS + 1));
 
         assertThat(query(1, 2)).isEmpty(); // both stale: the global prefix stops at hash 1
-        NodeSession revived = NodeSession.detached("10.0.0.2:1", b.id(), clock.millis());
+        NodeSession revived = current(NodeSession.detached("10.0.0.2:1", b.id(), clock.millis()));
         index.insert(NS, hashes(1, 2), revived, clock.millis());
         assertThat(query(1, 2)).containsExactly(new PrefixMatch("10.0.0.2:1", 2));
     }
 
-    @Test
-    void shouldReplaceTheRecordOfTheSameAddressAndCountEveryHash() {
+    @ParameterizedTest
+    @EnumSource(Backend.class)
+    void shouldReplaceTheRecordOfTheSameAddressAndCountEveryHash(Backend backend) throws Exception {
+        use(backend);
         NodeSession old = node("10.0.0.1:1");
         index.insert(NS, hashes(1, 2), old, clock.millis());
         NodeSession fresh = node("10.0.0.1:1");
 
         assertThat(index.insert(NS, hashes(1, 1, 2), fresh, clock.millis())).isEqualTo(3);
         assertThat(index.ownerCount()).isEqualTo(2);
-        assertThat(old.ownedBlocks()).isZero();
-        assertThat(fresh.ownedBlocks()).isEqualTo(2);
+        assertThat(index.ownedBlocks(old)).isZero();
+        assertThat(index.ownedBlocks(fresh)).isEqualTo(2);
         assertThat(query(1, 2)).containsExactly(new PrefixMatch("10.0.0.1:1", 2));
     }
 
-    @Test
-    void shouldRemoveOnlyRecordsOwnedByTheRequestingSession() {
+    @ParameterizedTest
+    @EnumSource(Backend.class)
+    void shouldRemoveOnlyRecordsOwnedByTheRequestingSession(Backend backend) throws Exception {
+        use(backend);
         NodeSession a = node("10.0.0.1:1");
         NodeSession b = node("10.0.0.2:1");
         index.insert(NS, hashes(1, 2, 3), a, clock.millis());
@@ -125,8 +215,10 @@ class BlockOwnerIndexTest {
         assertThat(index.ownerCount()).isEqualTo(2);
     }
 
-    @Test
-    void shouldKeepTheInsertWhenARemoveByAnotherNodeRaces() throws Exception {
+    @ParameterizedTest
+    @EnumSource(Backend.class)
+    void shouldKeepTheInsertWhenARemoveByAnotherNodeRaces(Backend backend) throws Exception {
+        use(backend);
         NodeSession a = node("10.0.0.1:1");
         NodeSession b = node("10.0.0.2:1");
         for (int round = 0; round < 500; round++) {
@@ -154,9 +246,13 @@ class BlockOwnerIndexTest {
         }
     }
 
-    @Test
-    void shouldStayWithinItsBound() {
-        BlockOwnerIndex small = new BlockOwnerIndex(100, STALE_MS, TTL_MS);
+    @ParameterizedTest
+    @EnumSource(Backend.class)
+    void shouldStayWithinItsBound(Backend backend) throws Exception {
+        use(backend);
+        // the memory backend's own bound; Redis bounds itself with maxmemory
+        Assumptions.assumeTrue(backend == Backend.MEMORY, "max-blocks bounds the memory backend only");
+        BlockIndex small = open(backend, 100, Long.MAX_VALUE);
         NodeSession a = node("10.0.0.1:1");
         for (int i = 0; i < 1_000; i += 10) {
             small.insert(NS, hashes(i, i + 1, i + 2, i + 3, i + 4, i + 5, i + 6, i + 7, i + 8, i + 9), a, 0);
@@ -166,12 +262,14 @@ class BlockOwnerIndexTest {
         assertThat(small.keyCount()).isLessThanOrEqualTo(100);
         assertThat(small.evictedKeys()).isEqualTo(1_000 - small.keyCount());
         assertThat(small.ownerCount()).isEqualTo(small.keyCount());
-        assertThat(a.ownedBlocks()).isEqualTo(small.keyCount());
+        assertThat(small.ownedBlocks(a)).isEqualTo(small.keyCount());
     }
 
-    @Test
-    void shouldDropANodesOwnOldestRecordsPastItsShareAndKeepTheOthers() {
-        BlockOwnerIndex shared = new BlockOwnerIndex(100, 25, STALE_MS, TTL_MS);
+    @ParameterizedTest
+    @EnumSource(Backend.class)
+    void shouldDropANodesOwnOldestRecordsPastItsShareAndKeepTheOthers(Backend backend) throws Exception {
+        use(backend);
+        BlockIndex shared = open(backend, 100, 25);
         NodeSession a = node("10.0.0.1:1");
         NodeSession b = node("10.0.0.2:1");
         shared.insert(NS, hashes(0, 1, 2, 3, 4), b, 0);
@@ -180,8 +278,8 @@ class BlockOwnerIndexTest {
         }
         shared.cleanUp();
 
-        assertThat(a.ownedBlocks()).isEqualTo(25);
-        assertThat(b.ownedBlocks()).isEqualTo(5);
+        assertThat(shared.ownedBlocks(a)).isEqualTo(25);
+        assertThat(shared.ownedBlocks(b)).isEqualTo(5);
         assertThat(shared.evictedKeys()).as("nothing evicted by the size bound").isZero();
         assertThat(shared.shareEvictedRecords()).isEqualTo(1_000 - 25);
         assertThat(shared.queryPrefix(NS, hashes(0, 1, 2, 3, 4), clock.millis()))
@@ -190,8 +288,10 @@ class BlockOwnerIndexTest {
         assertThat(shared.queryPrefix(NS, hashes(1_974), clock.millis())).isEmpty();
     }
 
-    @Test
-    void shouldSweepExpiredAndOrphanedRecords() {
+    @ParameterizedTest
+    @EnumSource(Backend.class)
+    void shouldSweepExpiredAndOrphanedRecords(Backend backend) throws Exception {
+        use(backend);
         NodeSession a = node("10.0.0.1:1");
         NodeSession b = node("10.0.0.2:1");
         index.insert(NS, hashes(1, 2), a, clock.millis());
@@ -208,11 +308,13 @@ class BlockOwnerIndexTest {
         assertThat(stats.removedOwners()).isEqualTo(3);
         assertThat(stats.removedKeys()).isEqualTo(2);
         assertThat(index.ownerCount()).isEqualTo(1);
-        assertThat(a.ownedBlocks()).isZero();
+        assertThat(index.ownedBlocks(a)).isZero();
     }
 
-    @Test
-    void shouldRemoveAllRecordsOfOneSessionOnUnregister() {
+    @ParameterizedTest
+    @EnumSource(Backend.class)
+    void shouldRemoveAllRecordsOfOneSessionOnUnregister(Backend backend) throws Exception {
+        use(backend);
         NodeSession a = node("10.0.0.1:1");
         NodeSession b = node("10.0.0.2:1");
         index.insert(NS, hashes(1, 2, 3), a, clock.millis());
