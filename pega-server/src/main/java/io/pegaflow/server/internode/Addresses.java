@@ -2,6 +2,8 @@ package io.pegaflow.server.internode;
 
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import org.jspecify.annotations.Nullable;
 
@@ -11,7 +13,23 @@ final class Addresses {
     private Addresses() {}
 
     /**
-     * The gRPC target for {@code pega.metaserver.addr}: {@code host:port}, {@code http://host:port} (the reference's
+     * The gRPC targets for {@code pega.metaserver.addr}: one address, or several separated by commas (instances over
+     * one database, failed over in order), each as {@link #metaserverTarget}; returned joined by commas.
+     */
+    static String metaserverTargets(String addr) {
+        List<String> targets = new ArrayList<>();
+        for (String part : addr.split(",", -1)) {
+            if (part.isBlank()) {
+                throw new IllegalArgumentException("pega.metaserver.addr: " + addr
+                        + " (expected: host:port, or several separated by commas, without empty entries)");
+            }
+            targets.add(metaserverTarget(part));
+        }
+        return String.join(",", targets);
+    }
+
+    /**
+     * The gRPC target for one address of {@code pega.metaserver.addr}: {@code host:port}, {@code http://host:port} (the reference's
      * URI form) or a gRPC target such as {@code dns:///host:port}.
      */
     static String metaserverTarget(String addr) {

@@ -1,16 +1,13 @@
 package io.pegaflow.server.internode;
 
 import com.google.protobuf.ByteString;
-import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
 import io.pegaflow.core.engine.BlockIndexListener;
 import io.pegaflow.edge.access.ClusterChannels;
 import io.pegaflow.edge.access.ClusterCredential;
-import io.pegaflow.edge.rpc.DeadlineRequiredInterceptor;
 import io.pegaflow.kernel.agent.AgentGroup;
 import io.pegaflow.kernel.agent.AgentRunner;
 import io.pegaflow.kernel.agent.NanoClock;
-import io.pegaflow.proto.MetaServerGrpc;
 import io.pegaflow.proto.NodePrefixResult;
 import io.pegaflow.proto.QueryPrefixBlocksRequest;
 import io.pegaflow.proto.UnregisterNodeRequest;
@@ -58,9 +55,8 @@ public final class MetaserverClient implements BlockIndexListener, AutoCloseable
 
     private final MetaserverClientSettings settings;
     private final UUID nodeId = UUID.randomUUID();
-    private final ManagedChannel channel;
-    private final MetaServerGrpc.MetaServerBlockingStub stub;
     private final EpochCapture epochs = new EpochCapture();
+    private final MetaserverEndpoints endpoints;
     private final MetaserverClientStats stats = new MetaserverClientStats();
     private final MetaserverSession session;
     private final AnnouncementQueue queue;
@@ -98,16 +94,12 @@ public final class MetaserverClient implements BlockIndexListener, AutoCloseable
             ClusterChannels cluster) {
         this.settings = settings;
         this.agents = agents;
-        this.channel = cluster.forTarget(settings.target())
-                // every call sets its deadline; one that forgot fails in tests instead of hanging the agent
-                .intercept(new DeadlineRequiredInterceptor())
-                .build();
-        this.stub = MetaServerGrpc.newBlockingStub(channel).withInterceptors(epochs);
+        this.endpoints = new MetaserverEndpoints(settings.targets(), epochs, cluster);
         this.session = new MetaserverSession(
                 clock, settings.heartbeatInterval(), settings.initialBackoff(), settings.maxBackoff());
         this.queue = new AnnouncementQueue(settings.queueDepth(), stats);
         MetaserverClientAgent agent =
-                new MetaserverClientAgent(settings, nodeId, stub, epochs, session, queue, stats, resident);
+                new MetaserverClientAgent(settings, nodeId, endpoints, epochs, session, queue, stats, resident);
         // The bound on an idle wait is how late a heartbeat or the end of a backoff can be noticed.
         this.runner = new AgentRunner(
                 agent, queue.idleStrategy(settings.initialBackoff().toNanos()));
@@ -118,7 +110,7 @@ public final class MetaserverClient implements BlockIndexListener, AutoCloseable
         agents.add(runner.start());
         LOG.info(
                 "Metaserver client started: metaserver={} node={} node_id={} queue_depth={}",
-                settings.target(),
+                String.join(",", endpoints.targets()),
                 settings.advertiseAddr(),
                 nodeId,
                 settings.queueDepth());
@@ -146,9 +138,9 @@ public final class MetaserverClient implements BlockIndexListener, AutoCloseable
         return session.lastFailure();
     }
 
-    /** The metaserver's address as configured. */
+    /** The metaserver address calls go to now (one of {@code pega.metaserver.addr}'s). */
     public String target() {
-        return settings.target();
+        return endpoints.current().target();
     }
 
     /** The metaserver epoch seen last, or -1 before any answer (or from a metaserver that sends none). */
@@ -178,8 +170,32 @@ public final class MetaserverClient implements BlockIndexListener, AutoCloseable
         for (byte[] h : hashes) {
             request.addBlockHashes(ByteString.copyFrom(h));
         }
-        return stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
-                .queryPrefixBlocks(request.build())
+        QueryPrefixBlocksRequest built = request.build();
+        MetaserverEndpoints.Endpoint endpoint = endpoints.current();
+        try {
+            return query(endpoint, built, timeout);
+        } catch (StatusRuntimeException e) {
+            // One more try on the next address when this one is gone; the agent re-registers there on its own.
+            MetaserverEndpoints.Endpoint next =
+                    endpoints.failedOver(endpoint, e.getStatus().getCode());
+            if (next == null) {
+                throw e;
+            }
+            stats.failovers.increment();
+            LOG.warn(
+                    "Metaserver {} unreachable ({} on QueryPrefixBlocks): failing over to {}",
+                    endpoint.target(),
+                    e.getStatus().getCode(),
+                    next.target());
+            return query(next, built, timeout);
+        }
+    }
+
+    private static List<NodePrefixResult> query(
+            MetaserverEndpoints.Endpoint endpoint, QueryPrefixBlocksRequest request, Duration timeout) {
+        return endpoint.stub()
+                .withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                .queryPrefixBlocks(request)
                 .getNodesList();
     }
 
@@ -200,20 +216,15 @@ public final class MetaserverClient implements BlockIndexListener, AutoCloseable
         if (dropped > 0) {
             LOG.debug("Dropped {} queued metaserver batches at shutdown", dropped);
         }
-        channel.shutdown();
-        try {
-            if (!channel.awaitTermination(1, TimeUnit.SECONDS)) {
-                channel.shutdownNow();
-            }
-        } catch (InterruptedException e) {
-            channel.shutdownNow();
-            Thread.currentThread().interrupt();
-        }
+        endpoints.close();
     }
 
     private void unregister() {
         try {
-            long removed = stub.withDeadlineAfter(UNREGISTER_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+            long removed = endpoints
+                    .current()
+                    .stub()
+                    .withDeadlineAfter(UNREGISTER_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
                     .unregisterNode(UnregisterNodeRequest.newBuilder()
                             .setNode(settings.advertiseAddr())
                             .setNodeId(nodeId.toString())

@@ -35,7 +35,10 @@ final class MetaserverClientAgent implements Agent {
 
     private final MetaserverClientSettings settings;
     private final UUID nodeId;
-    private final MetaServerGrpc.MetaServerBlockingStub stub;
+    private final MetaserverEndpoints endpoints;
+    /** The endpoint of the latest call, which a failure is charged to. */
+    private MetaserverEndpoints.Endpoint called;
+
     private final EpochCapture epochs;
     private final MetaserverSession session;
     private final AnnouncementQueue queue;
@@ -45,7 +48,7 @@ final class MetaserverClientAgent implements Agent {
     MetaserverClientAgent(
             MetaserverClientSettings settings,
             UUID nodeId,
-            MetaServerGrpc.MetaServerBlockingStub stub,
+            MetaserverEndpoints endpoints,
             EpochCapture epochs,
             MetaserverSession session,
             AnnouncementQueue queue,
@@ -53,7 +56,8 @@ final class MetaserverClientAgent implements Agent {
             Supplier<@Nullable ResidentBlocks> resident) {
         this.settings = settings;
         this.nodeId = nodeId;
-        this.stub = stub;
+        this.endpoints = endpoints;
+        this.called = endpoints.current();
         this.epochs = epochs;
         this.session = session;
         this.queue = queue;
@@ -182,6 +186,19 @@ final class MetaserverClientAgent implements Agent {
         }
         MetaserverSession.Failure failure = session.callFailed(
                 rpc + ": " + code + (description == null ? "" : ": " + description), refused, epochs.fenced());
+        MetaserverEndpoints.Endpoint next = endpoints.failedOver(called, code);
+        if (next != null) {
+            // The session is lost with the instance: the next command heartbeats (re-registers) there first, and the
+            // epoch it answers decides whether the resident blocks must be announced again.
+            stats.failovers.increment();
+            LOG.warn(
+                    "Metaserver {} unreachable ({} on {}): failing over to {}",
+                    called.target(),
+                    code,
+                    rpc,
+                    next.target());
+            return;
+        }
         if (failure.firstOfStreak() && failure.fenced()) {
             LOG.error(
                     "Metaserver fenced node_id {} at {}: another process took this address over. Restart this"
@@ -243,6 +260,7 @@ final class MetaserverClientAgent implements Agent {
     }
 
     private MetaServerGrpc.MetaServerBlockingStub call() {
-        return stub.withDeadlineAfter(settings.rpcTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        called = endpoints.current();
+        return called.stub().withDeadlineAfter(settings.rpcTimeout().toMillis(), TimeUnit.MILLISECONDS);
     }
 }

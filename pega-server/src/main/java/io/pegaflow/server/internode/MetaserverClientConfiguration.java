@@ -40,7 +40,7 @@ public class MetaserverClientConfiguration {
             ObjectProvider<BlockIndexListener.ResidentBlocks> residentBlocks,
             ObjectProvider<AgentGroup> agents,
             ClusterChannels cluster) {
-        String target = Addresses.metaserverTarget(
+        String target = Addresses.metaserverTargets(
                 Objects.requireNonNull(properties.addr(), "pega.metaserver.addr is set: AddrSet matched"));
         String advertise = checkedAdvertiseAddr(properties, environment);
         MetaserverClientSettings settings = MetaserverClientSettings.of(
@@ -67,7 +67,7 @@ public class MetaserverClientConfiguration {
      */
     public static void checkAddresses(MetaserverClientProperties properties, Environment environment) {
         if (StringUtils.hasText(properties.addr())) {
-            Addresses.metaserverTarget(properties.addr());
+            Addresses.metaserverTargets(properties.addr());
             checkedAdvertiseAddr(properties, environment);
         }
     }

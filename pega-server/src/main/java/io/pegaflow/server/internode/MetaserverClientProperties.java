@@ -13,7 +13,8 @@ import org.springframework.validation.annotation.Validated;
  * (spec/cluster.md §2, reference flags {@code --metaserver-addr}, {@code --metaserver-queue-depth}). Nothing is
  * announced unless {@code addr} is set.
  *
- * @param addr the metaserver, {@code host:port} or {@code http://host:port} (reference {@code --metaserver-addr});
+ * @param addr the metaserver, {@code host:port} or {@code http://host:port} (reference {@code --metaserver-addr}),
+ *     or several separated by commas: instances sharing one database, failed over in order when one is unreachable;
  *     empty disables the client
  * @param queueDepth pending announcement batches (one slot holds one sealed or evicted batch, not one hash); a full
  *     queue drops the batch and counts it, so Save never waits for the metaserver

@@ -19,6 +19,7 @@ public final class MetaserverClientStats {
     final LongAdder unregisterFailures = new LongAdder();
     final LongAdder reannouncements = new LongAdder();
     final LongAdder reannouncedBlocks = new LongAdder();
+    final LongAdder failovers = new LongAdder();
 
     /** Hashes of sealed blocks accepted into the queue. */
     public long registrationBlocks() {
@@ -68,5 +69,10 @@ public final class MetaserverClientStats {
     /** Hashes sent by re-announcements. */
     public long reannouncedBlocks() {
         return reannouncedBlocks.sum();
+    }
+
+    /** Moves to the next metaserver address after the current one ended a call UNAVAILABLE or DEADLINE_EXCEEDED. */
+    public long failovers() {
+        return failovers.sum();
     }
 }

@@ -203,6 +203,7 @@ public final class ServerMeterBinder implements MeterBinder {
         m.countOf(ServerMetric.PEGAFLOW_METASERVER_UNREGISTER_FAILURES, s, MetaserverClientStats::unregisterFailures);
         m.countOf(ServerMetric.PEGAFLOW_METASERVER_REANNOUNCEMENTS, s, MetaserverClientStats::reannouncements);
         m.countOf(ServerMetric.PEGAFLOW_METASERVER_REANNOUNCED_BLOCKS, s, MetaserverClientStats::reannouncedBlocks);
+        m.countOf(ServerMetric.PEGAFLOW_METASERVER_FAILOVERS, s, MetaserverClientStats::failovers);
     }
 
     /** An engine counter, read through the engine's view at scrape time (as the admin API reads it). */

@@ -128,6 +128,8 @@ public enum ServerMetric implements MetricDescriptor {
     PEGAFLOW_METASERVER_REANNOUNCEMENTS(
             MetricType.COUNTER, "events", "Re-announcements of all resident blocks after an epoch change"),
     PEGAFLOW_METASERVER_REANNOUNCED_BLOCKS(MetricType.COUNTER, "hashes", "Block hashes sent by re-announcements"),
+    PEGAFLOW_METASERVER_FAILOVERS(
+            MetricType.COUNTER, "events", "Moves to the next metaserver address after one became unreachable"),
 
     // P/D push (docs/pd-push.md), when pega.pd.enabled
     PEGAFLOW_PD_PUSHES_IN_FLIGHT(MetricType.GAUGE, "requests", "Prefill-side pushes in flight"),

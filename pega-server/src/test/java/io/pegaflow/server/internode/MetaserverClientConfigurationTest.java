@@ -132,6 +132,18 @@ class MetaserverClientConfigurationTest {
     }
 
     @Test
+    void shouldAcceptSeveralMetaserverAddressesForFailover() {
+        assertThat(Addresses.metaserverTargets("http://10.0.0.100:50056, 10.0.0.101:50056"))
+                .isEqualTo("10.0.0.100:50056,10.0.0.101:50056");
+        assertThat(Addresses.metaserverTargets("10.0.0.100:50056")).isEqualTo("10.0.0.100:50056");
+        assertThatThrownBy(() -> Addresses.metaserverTargets("10.0.0.100:50056,,10.0.0.101:50056"))
+                .hasMessage("pega.metaserver.addr: 10.0.0.100:50056,,10.0.0.101:50056 (expected: host:port, or several"
+                        + " separated by commas, without empty entries)");
+        assertThatThrownBy(() -> Addresses.metaserverTargets("10.0.0.100:50056,10.0.0.101"))
+                .hasMessage("pega.metaserver.addr: 10.0.0.101 (expected: host:port, e.g. http://10.0.0.100:50056)");
+    }
+
+    @Test
     void shouldAnnounceTheEnginesResidentBlocksOnFirstContact() throws Exception {
         try (FakeMetaServer metaserver = new FakeMetaServer()) {
             runner.withUserConfiguration(Engine.class)

@@ -132,7 +132,8 @@ class RemoteFetchMutualTlsTest {
             // the release went over TLS too: no lock session is left on the owner
             await().atMost(WAIT)
                     .until(() -> a.getBean(PegaEngine.class).transferLockStats().sessions() == 0);
-            assertThat(RemoteTierConfiguration.of(b.getBean(PegaNode.class))
+            assertThat(b.getBean(PegaNode.class)
+                            .remoteTier()
                             .orElseThrow()
                             .stats()
                             .blocksFetched())
