@@ -65,7 +65,10 @@ public final class RedisServer implements AutoCloseable {
     /** Starts a standalone server with no persistence; {@code extra} are further {@code --option value} pairs. */
     public static RedisServer start(Path dir, String... extra) throws IOException {
         assumeAvailable();
-        int port = freePort();
+        return startOnPort(dir, freePort(), extra);
+    }
+
+    static RedisServer startOnPort(Path dir, int port, String... extra) throws IOException {
         List<String> command = new ArrayList<>(List.of(
                 "redis-server",
                 "--port",
