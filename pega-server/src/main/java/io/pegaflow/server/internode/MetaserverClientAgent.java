@@ -38,6 +38,8 @@ final class MetaserverClientAgent implements Agent {
     private final MetaserverEndpoints endpoints;
     /** The endpoint of the latest call, which a failure is charged to. */
     private MetaserverEndpoints.Endpoint called;
+    /** Moves since the last successful heartbeat; a full round of dead instances falls back to the backoff. */
+    private int failoversSinceSuccess;
 
     private final EpochCapture epochs;
     private final MetaserverSession session;
@@ -99,6 +101,7 @@ final class MetaserverClientAgent implements Agent {
                     .setNode(settings.advertiseAddr())
                     .setNodeId(nodeId.toString())
                     .build());
+            failoversSinceSuccess = 0;
             if (session.heartbeatSucceeded(response.getStaleAfterSecs())) {
                 LOG.info(
                         "Metaserver session established: node={} node_id={} epoch={}",
@@ -146,38 +149,51 @@ final class MetaserverClientAgent implements Agent {
     /** Sends in chunks of {@code batchSize}; returns how many hashes went through before a failure. */
     private long write(boolean insert, String namespace, List<ByteString> hashes) {
         long sent = 0;
-        for (int from = 0; from < hashes.size(); from += settings.batchSize()) {
+        boolean retried = false;
+        for (int from = 0; from < hashes.size(); ) {
             List<ByteString> chunk = hashes.subList(from, Math.min(from + settings.batchSize(), hashes.size()));
             try {
-                if (insert) {
-                    call().insertBlockHashes(InsertBlockHashesRequest.newBuilder()
-                            .setNamespace(namespace)
-                            .addAllBlockHashes(chunk)
-                            .setNode(settings.advertiseAddr())
-                            .setNodeId(nodeId.toString())
-                            .build());
-                } else {
-                    call().removeBlockHashes(RemoveBlockHashesRequest.newBuilder()
-                            .setNamespace(namespace)
-                            .addAllBlockHashes(chunk)
-                            .setNode(settings.advertiseAddr())
-                            .setNodeId(nodeId.toString())
-                            .build());
-                }
+                writeChunk(insert, namespace, chunk);
                 sent += chunk.size();
+                from += chunk.size();
             } catch (StatusRuntimeException e) {
-                failed(insert ? "InsertBlockHashes" : "RemoveBlockHashes", e);
+                boolean movedOn = failed(insert ? "InsertBlockHashes" : "RemoveBlockHashes", e);
+                // Inserts and removes are idempotent: after moving to another instance, register there at once and
+                // send this chunk again (once), so the batch met by the outage is not lost to the switch.
+                if (movedOn && !retried && heartbeat()) {
+                    retried = true;
+                    continue;
+                }
                 return sent;
             }
         }
         return sent;
     }
 
+    private void writeChunk(boolean insert, String namespace, List<ByteString> chunk) {
+        if (insert) {
+            call().insertBlockHashes(InsertBlockHashesRequest.newBuilder()
+                    .setNamespace(namespace)
+                    .addAllBlockHashes(chunk)
+                    .setNode(settings.advertiseAddr())
+                    .setNodeId(nodeId.toString())
+                    .build());
+        } else {
+            call().removeBlockHashes(RemoveBlockHashesRequest.newBuilder()
+                    .setNamespace(namespace)
+                    .addAllBlockHashes(chunk)
+                    .setNode(settings.advertiseAddr())
+                    .setNodeId(nodeId.toString())
+                    .build());
+        }
+    }
+
     /**
-     * After a failed call: the session backs off. Logged when the link goes bad, then quiet until it recovers, so a
-     * metaserver outage does not flood the log.
+     * After a failed call: the session backs off, and an unreachable instance is left for the next address. Logged
+     * when the link goes bad, then quiet until it recovers, so a metaserver outage does not flood the log. Returns
+     * whether the client moved to another address.
      */
-    private void failed(String rpc, StatusRuntimeException e) {
+    private boolean failed(String rpc, StatusRuntimeException e) {
         Status.Code code = e.getStatus().getCode();
         String description = e.getStatus().getDescription();
         boolean refused = code == Status.Code.FAILED_PRECONDITION;
@@ -191,13 +207,16 @@ final class MetaserverClientAgent implements Agent {
             // The session is lost with the instance: the next command heartbeats (re-registers) there first, and the
             // epoch it answers decides whether the resident blocks must be announced again.
             stats.failovers.increment();
+            if (++failoversSinceSuccess < endpoints.targets().size()) {
+                session.retryNow();
+            }
             LOG.warn(
                     "Metaserver {} unreachable ({} on {}): failing over to {}",
                     called.target(),
                     code,
                     rpc,
                     next.target());
-            return;
+            return true;
         }
         if (failure.firstOfStreak() && failure.fenced()) {
             LOG.error(
@@ -212,6 +231,7 @@ final class MetaserverClientAgent implements Agent {
                     code,
                     description);
         }
+        return false;
     }
 
     /** Re-inserts every resident block after an epoch change; returns whether it tried. */

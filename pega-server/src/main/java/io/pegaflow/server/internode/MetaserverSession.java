@@ -103,6 +103,15 @@ final class MetaserverSession {
         return new Failure(first, fencedNow, sessionRefused);
     }
 
+    /**
+     * The client moved to another metaserver instance: heartbeat there now instead of waiting out the backoff, which
+     * was earned by the instance left behind. The backoff itself keeps growing, so a client whose every instance is
+     * down still slows down.
+     */
+    void retryNow() {
+        nextHeartbeatNs = clock.nanoTime();
+    }
+
     /** Whether the resident blocks must be announced to {@code epoch}: registered, and an epoch not announced yet. */
     boolean needsAnnouncementTo(long epoch) {
         return registered && epoch != EpochCapture.UNKNOWN && epoch != announcedEpoch;
