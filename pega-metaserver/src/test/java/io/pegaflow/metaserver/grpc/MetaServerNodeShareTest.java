@@ -11,21 +11,27 @@ import com.google.protobuf.ByteString;
 import io.pegaflow.metaserver.index.BlockIndex;
 import io.pegaflow.metaserver.support.AdjustableClock;
 import io.pegaflow.metaserver.support.MetaserverTestApp;
+import io.pegaflow.metaserver.support.RedisServer;
 import io.pegaflow.proto.MetaServerGrpc;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * One node cannot evict another's index through {@code max-blocks} (decision 0030 §2): with {@code max-blocks=4000} and
  * the default share (a quarter, 1000 records a node), a victim node indexes 1000 hashes and an outsider's node inserts
  * 12 000 fresh ones. The victim's whole prefix is still answered; the outsider keeps only its newest 1000. The victim's
  * own inserts past its share drop its own oldest records. Before the share, the size bound evicted the victim's keys
- * with everyone else's and its prefix query answered nothing.
+ * with everyone else's and its prefix query answered nothing. Run on both index backends (Redis: a real
+ * {@code redis-server}, skipped with a message when it is not installed).
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class MetaServerNodeShareTest {
@@ -36,10 +42,27 @@ class MetaServerNodeShareTest {
     @TempDir
     Path dir;
 
-    @Test
-    void shouldKeepEveryOtherNodesKeysWhenOneNodeInsertsPastItsShare() {
-        try (MetaserverTestApp app = MetaserverTestApp.start(
-                dir, new AdjustableClock(), "--pega.metaserver.max-blocks=4000", "--logging.level.root=WARN")) {
+    RedisServer redis;
+
+    @AfterEach
+    void stopRedis() {
+        if (redis != null) {
+            redis.close();
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"memory", "redis"})
+    void shouldKeepEveryOtherNodesKeysWhenOneNodeInsertsPastItsShare(String backend) throws Exception {
+        List<String> args = new ArrayList<>(List.of(
+                "--pega.metaserver.max-blocks=4000",
+                "--logging.level.root=WARN",
+                "--pega.metaserver.index=" + backend));
+        if (backend.equals("redis")) {
+            redis = RedisServer.start(dir);
+            args.add("--pega.metaserver.redis.uri=" + redis.uri());
+        }
+        try (MetaserverTestApp app = MetaserverTestApp.start(dir, new AdjustableClock(), args.toArray(String[]::new))) {
             MetaServerGrpc.MetaServerBlockingStub stub = app.stub().withDeadlineAfter(30, TimeUnit.SECONDS);
             UUID victim = UUID.randomUUID();
             UUID outsider = UUID.randomUUID();
