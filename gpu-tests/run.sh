@@ -98,7 +98,7 @@ start_server() {  # copy mode
   t0=$(date +%s.%N)
   (cd "$root" && exec "$java" -Xmx4g ${SERVER_JAVA_OPTS:-} -cp "$server_cp" "$(cat "$bundle/server/main-class.txt")" \
      --pega.device.backend="$backend" --pega.pool.size="$pool" --spring.grpc.server.port="$grpc_port" \
-     --server.port="$http_port" --pega.cuda.copy-mode="$1" ${SERVER_ARGS:-}) > "$report/server-$1.log" 2>&1 &
+     --server.address=127.0.0.1 --server.port="$http_port" --pega.cuda.copy-mode="$1" ${SERVER_ARGS:-}) > "$report/server-$1.log" 2>&1 &
   server_pid=$!
   ready=0
   for _ in $(seq 1 300); do
