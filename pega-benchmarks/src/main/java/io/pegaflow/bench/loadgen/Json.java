@@ -15,7 +15,7 @@ import tools.jackson.databind.json.JsonMapper;
  * The report as JSON, written by Jackson: maps keep their order, doubles are rounded to 6 significant digits (the
  * measurements carry no more), and a non-finite double (a rate over no samples) becomes null.
  */
-final class Json {
+public final class Json {
     private static final JsonMapper MAPPER = JsonMapper.builder()
             .enable(SerializationFeature.INDENT_OUTPUT)
             .enable(StreamWriteFeature.WRITE_BIGDECIMAL_AS_PLAIN)
@@ -23,12 +23,12 @@ final class Json {
 
     private Json() {}
 
-    static String write(Object value) {
+    public static String write(Object value) {
         return MAPPER.writeValueAsString(normalize(value)) + "\n";
     }
 
     /** Reads what {@link #write} wrote (tests, and tools that post-process a run). */
-    static Object read(String json) {
+    public static Object read(String json) {
         return MAPPER.readValue(json, Object.class);
     }
 

@@ -12,7 +12,7 @@ import org.HdrHistogram.HistogramIterationValue;
  * usual HdrHistogram percentile-distribution plot: x is {@code log10(1 / (1 - p))}, so 90%, 99%, 99.9% and 99.99%
  * are evenly spaced and the tail is visible.
  */
-final class SvgPlot {
+public final class SvgPlot {
     private static final String[] COLORS = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2"
     };
     private static final int PLOT_WIDTH = 620;
@@ -24,15 +24,15 @@ final class SvgPlot {
     private static final double MAX_NINES = 5; // 99.999%
 
     /** One line: points in data coordinates. */
-    record Series(String name, double[] x, double[] y) {}
+    public record Series(String name, double[] x, double[] y) {}
 
     /** One chart; {@code percentileX} draws the x axis as percentile ticks. */
-    record Panel(String title, String yLabel, String xLabel, boolean percentileX, List<Series> series) {}
+    public record Panel(String title, String yLabel, String xLabel, boolean percentileX, List<Series> series) {}
 
     private SvgPlot() {}
 
     /** The percentile-distribution series of each non-empty histogram (values in µs, drawn in ms). */
-    static List<Series> percentileSeries(Map<String, Histogram> histograms) {
+    public static List<Series> percentileSeries(Map<String, Histogram> histograms) {
         List<Series> out = new ArrayList<>();
         histograms.forEach((name, h) -> {
             if (h.getTotalCount() == 0) {
@@ -58,7 +58,7 @@ final class SvgPlot {
         return out;
     }
 
-    static String render(String title, String subtitle, List<Panel> panels) {
+    public static String render(String title, String subtitle, List<Panel> panels) {
         int longest = 0;
         for (Panel p : panels) {
             for (Series s : p.series()) {

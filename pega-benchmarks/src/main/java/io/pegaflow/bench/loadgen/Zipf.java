@@ -11,11 +11,11 @@ import java.util.SplittableRandom;
  * <p>Sampling inverts a precomputed cumulative table by binary search: exact, O(log n) per draw, {@code 8·n} bytes.
  * Immutable and thread-safe; each thread brings its own random source.
  */
-final class Zipf {
+public final class Zipf {
     private final double[] cumulative;
     private final double exponent;
 
-    Zipf(int n, double exponent) {
+    public Zipf(int n, double exponent) {
         if (n < 1) {
             throw new IllegalArgumentException("zipf needs at least one rank, got " + n);
         }
@@ -49,7 +49,7 @@ final class Zipf {
     }
 
     /** A rank drawn from {@code random}. */
-    int sample(SplittableRandom random) {
+    public int sample(SplittableRandom random) {
         return rankOf(random.nextDouble());
     }
 
