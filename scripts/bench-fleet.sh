@@ -18,6 +18,7 @@ METASERVER_HEAP=${METASERVER_HEAP:-4g}
 SIM_HEAP=${SIM_HEAP:-2g}
 STALE_SECS=${STALE_SECS:-30}
 WORK=${WORK:-$(mktemp -d /tmp/pega-fleet.XXXXXX)}
+mkdir -p "$WORK"
 JAVA=${JAVA:-java}
 for jar in "$METASERVER_JAR" "$BENCH_JAR"; do
   [ -f "$jar" ] || { echo "build first: ./mvnw -q -B -ntp -pl pega-metaserver,pega-benchmarks -am package -DskipTests" >&2; exit 1; }

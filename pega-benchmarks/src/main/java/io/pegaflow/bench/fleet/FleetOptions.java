@@ -116,6 +116,12 @@ final class FleetOptions {
     @Option(names = "--channels", description = "gRPC channels per target (default ${DEFAULT-VALUE})")
     int channels = 4;
 
+    @Option(
+            names = "--unregister-sample",
+            description = "servers that unregister at the end, evenly spread; each checks its removed count, and"
+                    + " UnregisterNode scans the whole index (default ${DEFAULT-VALUE})")
+    int unregisterSample = 20;
+
     @Option(names = "--namespace", description = "namespace of every block (default ${DEFAULT-VALUE})")
     String namespace = "fleet";
 
@@ -182,6 +188,7 @@ final class FleetOptions {
         require(queueDepth >= 1, "--queue-depth", ">= 1");
         require(batchSize >= 1, "--batch-size", ">= 1");
         require(channels >= 1, "--channels", ">= 1");
+        require(unregisterSample >= 0, "--unregister-sample", ">= 0");
         require(!duration().isZero(), "--duration", "> 0");
         require(!rpcTimeoutDuration().isZero(), "--rpc-timeout", "> 0");
         burstEveryDuration();

@@ -31,7 +31,7 @@ final class FleetReport {
     record Step(double seconds, long inserts, long removes, long queries, double queryP99Ms) {}
 
     /** The measured window's latencies and outcomes. */
-    record Measured(double seconds, Map<Rpc, Histogram> latencies, Map<String, Long> outcomes) {}
+    record Measured(double seconds, double simulatorCores, Map<Rpc, Histogram> latencies, Map<String, Long> outcomes) {}
 
     private final FleetOptions options;
     private final FleetStats stats;
@@ -44,6 +44,7 @@ final class FleetReport {
     private final List<MetaserverProbe.Reading> emptied;
     private final long announced;
     private final long liveNodes;
+    private final Histogram unregisterLatency;
     private final String date = ZonedDateTime.now(ZoneOffset.UTC).withNano(0).format(DateTimeFormatter.ISO_INSTANT);
     private final String load = loadAverage();
 
@@ -70,6 +71,7 @@ final class FleetReport {
         this.emptied = emptied;
         this.announced = announced;
         this.liveNodes = liveNodes;
+        this.unregisterLatency = stats.takeUnregisterLatency();
     }
 
     private static String loadAverage() {
@@ -128,7 +130,7 @@ final class FleetReport {
         return keys > 0 ? heap / keys : Double.NaN;
     }
 
-    /** Records the live sessions' unregisters removed, as the metaserver counted them. */
+    /** Records the sampled live sessions' unregisters removed, as the metaserver counted them. */
     double indexedRecordsOfLiveSessions() {
         double records = 0;
         for (int t = 0; t < full.size(); t++) {
@@ -217,6 +219,7 @@ final class FleetReport {
                         sb.append("| ").append(k).append(" | ").append(v).append(" |\n"));
         sb.append("\n| metaserver | value |\n|---|---:|\n");
         row(sb, "CPU cores used (measured window, all targets)", metaserverCores());
+        row(sb, "simulator CPU cores used (for comparison)", measured.simulatorCores());
         row(sb, "CPU µs per RPC", metaserverCores() * 1e6 / rate(totalRpcs()));
         row(
                 sb,
@@ -224,18 +227,23 @@ final class FleetReport {
                 metaserverCores() * 1e6 / rate(stats.insertedBlocks.sum() + stats.removedBlocks.sum()));
         row(sb, "owner records at the end (all targets)", sum(full, MetaserverProbe.Reading::blockOwners));
         row(sb, "keys at the end", sum(full, MetaserverProbe.Reading::blockKeys));
-        row(sb, "records of live sessions: metaserver's count", indexedRecordsOfLiveSessions());
-        row(sb, "records of live sessions: simulator's count", (double) announced);
+        row(sb, "records the unregistered sample held: metaserver's count", indexedRecordsOfLiveSessions());
+        row(sb, "records the unregistered sample held: simulator's count", (double) announced);
         row(sb, "live nodes at the end", (double) liveNodes);
         row(
                 sb,
                 "heap before the first join (MiB, after full GC)",
                 sum(idle, MetaserverProbe.Reading::heapBytes) / (1 << 20));
         row(sb, "heap, index loaded (MiB, after full GC)", sum(full, MetaserverProbe.Reading::heapBytes) / (1 << 20));
-        row(sb, "heap, live sessions unregistered (MiB)", sum(emptied, MetaserverProbe.Reading::heapBytes) / (1 << 20));
-        row(sb, "heap bytes per owner record (loaded minus unregistered)", bytesPerRecord());
-        row(sb, "heap bytes per key", bytesPerKey());
+        row(sb, "heap, sample unregistered (MiB)", sum(emptied, MetaserverProbe.Reading::heapBytes) / (1 << 20));
         row(sb, "heap growth since the first join per owner record", grossBytesPerRecord());
+        row(sb, "heap freed per owner record the sample's unregisters removed", bytesPerRecord());
+        row(sb, "heap freed per key the sample's unregisters removed", bytesPerKey());
+        Histogram u = unregisterLatency;
+        if (u.getTotalCount() > 0) {
+            row(sb, "UnregisterNode p50 ms (whole-index scan, after the window)", u.getValueAtPercentile(50) / 1000.0);
+            row(sb, "UnregisterNode max ms", u.getMaxValue() / 1000.0);
+        }
         sb.append("\nOutcomes: ").append(measured.outcomes()).append("\n");
         return sb.toString();
     }
@@ -248,6 +256,7 @@ final class FleetReport {
         c.put("remove hashes refused by a full queue", stats.removesQueueFull.sum());
         c.put("acknowledged removes that removed less", stats.removeMismatches.sum());
         c.put("unregister count mismatches", stats.unregisterMismatches.sum());
+        c.put("unregisters failed", stats.unregistersFailed.sum());
         c.put("dropped removals (total)", stats.droppedRemovals());
         c.put("unexplained drops (total)", stats.unexplainedDrops());
         c.put("writes with a superseded node_id accepted", stats.fenceViolations.sum());
@@ -312,6 +321,7 @@ final class FleetReport {
         corr.put("removesQueueFull", stats.removesQueueFull.sum());
         corr.put("removeMismatches", stats.removeMismatches.sum());
         corr.put("unregisterMismatches", stats.unregisterMismatches.sum());
+        corr.put("unregistersFailed", stats.unregistersFailed.sum());
         corr.put("droppedRemovals", stats.droppedRemovals());
         corr.put("unexplainedDrops", stats.unexplainedDrops());
         corr.put("fenceViolations", stats.fenceViolations.sum());
@@ -323,8 +333,11 @@ final class FleetReport {
         j.put("correctness", corr);
         Map<String, Object> meta = new LinkedHashMap<>();
         meta.put("cpuCores", metaserverCores());
+        meta.put("simulatorCpuCores", measured.simulatorCores());
         meta.put("ownerRecordsAtEnd", sum(full, MetaserverProbe.Reading::blockOwners));
         meta.put("keysAtEnd", sum(full, MetaserverProbe.Reading::blockKeys));
+        meta.put("unregisterP50Ms", unregisterLatency.getValueAtPercentile(50) / 1000.0);
+        meta.put("unregisterMaxMs", unregisterLatency.getMaxValue() / 1000.0);
         meta.put("liveSessionRecordsMetaserver", indexedRecordsOfLiveSessions());
         meta.put("liveSessionRecordsSimulator", announced);
         meta.put("liveNodes", liveNodes);

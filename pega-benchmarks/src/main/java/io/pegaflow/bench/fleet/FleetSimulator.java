@@ -150,6 +150,7 @@ public final class FleetSimulator {
             }
             sleepUntil(start + warmup);
             List<MetaserverProbe.Reading> before = readAll(probes, false);
+            double simulatorCpuBefore = processCpuSeconds();
             stats.startRecording();
             long measureStart = System.nanoTime();
             List<FleetReport.Step> timeline = new ArrayList<>();
@@ -181,24 +182,35 @@ public final class FleetSimulator {
             }
             double seconds = (System.nanoTime() - measureStart) / 1e9;
             List<MetaserverProbe.Reading> after = readAll(probes, false);
+            double simulatorCores = (processCpuSeconds() - simulatorCpuBefore) / seconds;
             stats.stopRecording();
-            FleetReport.Measured measured = new FleetReport.Measured(seconds, stats.takeLatencies(), stats.outcomes());
+            FleetReport.Measured measured =
+                    new FleetReport.Measured(seconds, simulatorCores, stats.takeLatencies(), stats.outcomes());
 
-            // Quiesce: no new requests, let queued writes finish, then read the full index and unregister everyone.
+            // Quiesce: no new requests, let queued writes finish, then read the full index and unregister a sample.
             churn = false;
             nodes.forEach(SimNode::stop);
             long drainDeadline = System.nanoTime() + DRAIN_TIMEOUT_NANOS;
             while (!nodes.stream().allMatch(SimNode::idle) && System.nanoTime() - drainDeadline < 0) {
                 LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
             }
-            long announced = nodes.stream().mapToLong(SimNode::announcedRecords).sum();
+            long announced = 0;
+            int sampleSize = Math.min(options.unregisterSample, nodes.size());
+            for (int k = 0; k < sampleSize; k++) {
+                announced +=
+                        nodes.get((int) ((long) k * nodes.size() / sampleSize)).announcedRecords();
+            }
             long liveNodes = nodes.stream().filter(SimNode::live).count();
             List<MetaserverProbe.Reading> full = readAll(probes, true);
             List<CompletableFuture<Void>> unregisters = new ArrayList<>();
-            nodes.forEach(n -> unregisters.add(n.unregister()));
+            int sample = Math.min(options.unregisterSample, nodes.size());
+            for (int k = 0; k < sample; k++) {
+                unregisters.add(
+                        nodes.get((int) ((long) k * nodes.size() / sample)).unregister());
+            }
             try {
                 CompletableFuture.allOf(unregisters.toArray(CompletableFuture[]::new))
-                        .get(60, TimeUnit.SECONDS);
+                        .get(5, TimeUnit.MINUTES);
             } catch (TimeoutException | java.util.concurrent.ExecutionException e) {
                 err.println("warning: unregisters did not all answer: " + e);
             } catch (InterruptedException e) {
@@ -248,6 +260,13 @@ public final class FleetSimulator {
             out.add(p.read(gc));
         }
         return out;
+    }
+
+    /** This JVM's CPU time: the simulator's own share of the machine, reported beside the metaserver's. */
+    private static double processCpuSeconds() {
+        java.lang.management.OperatingSystemMXBean os =
+                java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        return os instanceof com.sun.management.OperatingSystemMXBean sun ? sun.getProcessCpuTime() / 1e9 : Double.NaN;
     }
 
     private static void sleepUntil(long nanos) {

@@ -102,8 +102,20 @@ final class FleetStats {
         return recording;
     }
 
+    /** UnregisterNode latency, recorded after the measured window (the shutdown phase). */
+    private final Recorder unregisterLatency = new Recorder(HIGHEST_US, 3);
+
+    final LongAdder unregistersFailed = new LongAdder();
+
     /** One finished call: its latency and its outcome. */
     void call(Rpc rpc, long startNanos, Status.Code code) {
+        if (rpc == Rpc.UNREGISTER) {
+            unregisterLatency.recordValue(Math.min(HIGHEST_US, Math.max(1, (System.nanoTime() - startNanos) / 1000)));
+            if (code != Status.Code.OK) {
+                unregistersFailed.increment();
+            }
+            return;
+        }
         if (!recording) {
             return;
         }
@@ -126,6 +138,10 @@ final class FleetStats {
         return queryTimeline.getIntervalHistogram();
     }
 
+    Histogram takeUnregisterLatency() {
+        return unregisterLatency.getIntervalHistogram();
+    }
+
     Map<Rpc, Histogram> takeLatencies() {
         Map<Rpc, Histogram> out = new EnumMap<>(Rpc.class);
         latency.forEach((k, v) -> out.put(k, v.getIntervalHistogram()));
@@ -146,7 +162,8 @@ final class FleetStats {
                 + insertsQueueFull.sum()
                 + removesQueueFull.sum()
                 + removeMismatches.sum()
-                + unregisterMismatches.sum();
+                + unregisterMismatches.sum()
+                + unregistersFailed.sum();
     }
 
     /** Removals lost: failed, refused by a full queue, or acknowledged without removing the record. */

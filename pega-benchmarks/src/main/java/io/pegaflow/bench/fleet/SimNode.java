@@ -49,6 +49,7 @@ final class SimNode {
 
     private static final long INITIAL_BACKOFF_MS = 100;
     private static final long MAX_BACKOFF_MS = 30_000;
+    private static final long UNREGISTER_DEADLINE_SECONDS = 120;
 
     private final int index;
     private final String address;
@@ -516,7 +517,10 @@ final class SimNode {
         }
         int expected = announced.size();
         long start = System.nanoTime();
-        stub().unregisterNode(
+        // a long deadline: the call scans the metaserver's whole index, and the count is what is checked here
+        fleet.stub(target, index)
+                .withDeadlineAfter(UNREGISTER_DEADLINE_SECONDS, TimeUnit.SECONDS)
+                .unregisterNode(
                         UnregisterNodeRequest.newBuilder()
                                 .setNode(address)
                                 .setNodeId(nodeId.toString())
