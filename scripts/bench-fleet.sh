@@ -6,6 +6,7 @@
 #
 #   ./mvnw -q -B -ntp -pl pega-metaserver,pega-benchmarks -am package -DskipTests
 #   scripts/bench-fleet.sh --nodes 100 --duration 60s --report fleet-100.md --plot fleet-100.svg
+#   METASERVER_JAVA_OPTS="-XX:StartFlightRecording=filename=/tmp/ms.jfr,settings=profile" scripts/bench-fleet.sh --nodes 100
 #   METASERVERS=2 METASERVER_ARGS="--spring.profiles.active=postgres --pega.metaserver.index=redis" \
 #       scripts/bench-fleet.sh --nodes 1000 --duration 60s
 set -euo pipefail
@@ -32,7 +33,7 @@ targets=(); metrics=()
 for ((i = 0; i < METASERVERS; i++)); do
   grpc=$((50156 + i)); http=$((19092 + i))
   # shellcheck disable=SC2086
-  "$JAVA" -Xmx"$METASERVER_HEAP" -jar "$METASERVER_JAR" \
+  "$JAVA" -Xmx"$METASERVER_HEAP" ${METASERVER_JAVA_OPTS:-} -jar "$METASERVER_JAR" \
     --pega.metaserver.addr=127.0.0.1:$grpc --pega.metaserver.http-addr=127.0.0.1:$http \
     --pega.metaserver.db-path="$WORK/db-$i/metaserver" --pega.metaserver.node-stale-secs="$STALE_SECS" \
     --logging.level.root=WARN ${METASERVER_ARGS:-} >"$WORK/metaserver-$i.log" 2>&1 &
