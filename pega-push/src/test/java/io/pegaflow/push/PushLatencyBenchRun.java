@@ -1,6 +1,7 @@
 package io.pegaflow.push;
 
 import io.pegaflow.proto.ext.push.PrepareReceiveResponse;
+import io.pegaflow.push.view.PushView;
 import io.pegaflow.testkit.KvLayout;
 import io.pegaflow.testkit.LayerReadyShm;
 import io.pegaflow.testkit.LoadStateShm;
@@ -8,6 +9,7 @@ import io.pegaflow.testkit.MockVllmWorker;
 import io.pegaflow.testkit.PushClient;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.locks.LockSupport;
@@ -20,9 +22,13 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  * worker with a Qwen3-8B-shaped cache (36 layers, 8 KV heads, head 128, bf16, block 16) that "computes" each layer for
  * the reference's baseline TTFT / 36 and then marks it ready, and a decode worker. Prints the added latency (last layer
  * ready to the decode worker's load_state = 1) and the overlap (share of the KV bytes already on the decode "device"
- * when the last layer became ready). On demand only:
+ * when the last layer became ready), and the layer lag (a layer marked ready to that layer on the decode "device",
+ * median and max over the layers, averaged over the runs). {@code push.bench.layer-us} replaces the simulated forward
+ * time per layer: 0 marks every layer ready at once, so the lag shows what the push path costs per layer when layers
+ * queue up (as on a GPU, where a layer's forward is shorter than its trip). On demand only:
  * {@code ./mvnw -o -pl pega-push -am test -Dtest=PushLatencyBenchRun -Dsurefire.failIfNoSpecifiedTests=false
- * -Dpush.bench=true [-Dpush.bench.tokens=512,1024,2048] [-Dpush.bench.transports=tcp,shm,self]}.
+ * -Dpush.bench=true [-Dpush.bench.tokens=512,1024,2048] [-Dpush.bench.transports=tcp,shm,self]
+ * [-Dpush.bench.layer-us=0]}.
  */
 class PushLatencyBenchRun {
     private static final int LAYERS = 36;
@@ -43,6 +49,10 @@ class PushLatencyBenchRun {
 
     /** The reference's single-GPU baseline TTFT (spec/cluster.md §5.11), spread over 36 layers. */
     private static long layerNanos(int tokens) {
+        String override = System.getProperty("push.bench.layer-us");
+        if (override != null) {
+            return Long.parseLong(override.strip()) * 1000;
+        }
         double ms = tokens <= 512
                 ? 66.1
                 : tokens <= 1024
@@ -55,7 +65,7 @@ class PushLatencyBenchRun {
         int blocks = (tokens + BLOCK - 1) / BLOCK;
         KvLayout layout = KvLayout.kvFirst(blocks, BLOCK, 8, 128, 2);
         long kvBytes = (long) blocks * LAYERS * 2 * layout.rangeBytes();
-        long pool = kvBytes + (64L << 20);
+        long pool = 2 * kvBytes + (64L << 20); // one request may take half (pega.limits.request-pool-share)
         PushConfig config = PushConfig.defaults().withTimeouts(Duration.ofSeconds(60), Duration.ofSeconds(60));
         List<String> names =
                 IntStream.range(0, LAYERS).mapToObj(i -> "layer." + i).toList();
@@ -79,6 +89,8 @@ class PushLatencyBenchRun {
             dc.registerLayers(dw);
             double added = 0;
             double overlap = 0;
+            double lagMedian = 0;
+            double lagMax = 0;
             for (int rep = 0; rep <= REPEATS; rep++) {
                 try (LoadStateShm load = LoadStateShm.create();
                         LoadStateShm push = LoadStateShm.create();
@@ -88,11 +100,13 @@ class PushLatencyBenchRun {
                             dc.prepareReceive("d", "b", ids, List.of(load.name()), Duration.ofSeconds(60));
                     pc.startPush("p", 0, "b", r.getHandshake(), ids, ready, push, Duration.ofSeconds(60));
                     long lastReady = 0;
+                    long[] readyAt = new long[LAYERS];
                     for (int l = 0; l < LAYERS; l++) {
                         long end = System.nanoTime() + layerNanos(tokens);
                         while (System.nanoTime() < end) {
                             LockSupport.parkNanos(50_000);
                         }
+                        readyAt[l] = System.nanoTime();
                         ready.markReady(l + 1);
                         lastReady = System.nanoTime();
                     }
@@ -105,21 +119,46 @@ class PushLatencyBenchRun {
                         throw new AssertionError("push failed");
                     }
                     push.awaitTerminal(Duration.ofSeconds(30));
+                    double[] lag = layerLagMillis(d, rep + 1, readyAt);
                     if (rep > 0) { // the first run warms up
                         added += (done - lastReady) / 1e6 / REPEATS;
                         overlap += (double) atLast / kvBytes / REPEATS;
+                        lagMedian += lag[LAYERS / 2] / REPEATS;
+                        lagMax += lag[LAYERS - 1] / REPEATS;
                     }
                 }
             }
             System.out.printf(
                     Locale.ROOT,
-                    "PUSHBENCH transports=%s tokens=%d kv=%.1fMiB forward=%.1fms added=%.2fms overlap=%.0f%%%n",
+                    "PUSHBENCH transports=%s tokens=%d kv=%.1fMiB forward=%.1fms added=%.2fms overlap=%.0f%%"
+                            + " layer-lag median=%.2fms max=%.2fms%n",
                     transports,
                     tokens,
                     kvBytes / 1048576.0,
                     layerNanos(tokens) * LAYERS / 1e6,
                     added,
-                    overlap * 100);
+                    overlap * 100,
+                    lagMedian,
+                    lagMax);
         }
+    }
+
+    /**
+     * Each layer's time from ready (this process's clock, which the in-process decode node shares) to on the decode
+     * device, sorted, from the timeline of the receive that ended last.
+     */
+    private static double[] layerLagMillis(PushNode decode, int ended, long[] readyAt) throws InterruptedException {
+        List<PushView.ReceiveTimeline> recent = decode.engine.view().recentReceives();
+        for (int i = 0; i < 1000 && recent.size() < ended; i++) { // the timeline is kept just after the verdict
+            Thread.sleep(1);
+            recent = decode.engine.view().recentReceives();
+        }
+        List<Long> onDevice = recent.get(recent.size() - 1).layerOnDeviceNanos();
+        double[] lag = new double[readyAt.length];
+        for (int l = 0; l < readyAt.length; l++) {
+            lag[l] = (onDevice.get(l) - readyAt[l]) / 1e6;
+        }
+        Arrays.sort(lag);
+        return lag;
     }
 }
