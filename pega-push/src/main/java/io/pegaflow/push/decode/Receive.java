@@ -41,7 +41,8 @@ final class Receive {
 
     // receive agent only
     final long[] layerOnDeviceNanos; // per layer, the latest rank's copy-to-device time
-    final BitSet[] copied;
+    final BitSet[] copied; // per rank, the layers whose copy was queued
+    final int[] landed; // per rank, the layers on the device
     final boolean[] rankDone;
     int ranksDone;
     volatile int layersCopied; // read by the admin view
@@ -77,6 +78,7 @@ final class Receive {
         for (int r = 0; r < copied.length; r++) {
             copied[r] = new BitSet();
         }
+        this.landed = new int[ranks.size()];
         this.rankDone = new boolean[ranks.size()];
     }
 

@@ -13,16 +13,24 @@ import io.pegaflow.push.layout.StagingLayout;
 import java.util.ArrayDeque;
 import java.util.Iterator;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.LongConsumer;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The decode server's receive agent: copies each arrived layer from pool staging to the decode worker's device memory
- * (on the engine's load lane of the device, awaited),
- * signals a rank's load_state once all its layers are there, and fails receives past their deadline. Every receive
+ * (on the engine's load lane of the device), signals a rank's load_state once all its layers are there, and fails
+ * receives past their deadline. Every receive
  * ends in exactly one verdict per rank (1 or -1), so a decode worker polling its load_state never waits forever while
  * this server lives; if this server dies, the worker's own deadline applies (the client libraries have one).
+ *
+ * <p>The layers that arrived together (one drain of the queue) have their copies queued on the lane one behind the
+ * other and only then awaited, so the lane copies them back to back and a burst pays the hand-off to the lane and back
+ * once rather than once per layer (docs/pd-push.md). Every queued copy is awaited before any other command is
+ * handled and before a verdict of its receive is written: a worker that sees -1 may reuse its blocks at once, so no
+ * copy of ours may still be writing them.
  *
  * <p>Staging of a failed receive is not freed at once: a prefill server that has not yet learnt of the failure may
  * still have puts in flight into it. It stays allocated for the quarantine period and is freed after.
@@ -41,6 +49,12 @@ final class ReceiveAgent implements Agent {
     private long nextDeadlineCheck;
 
     private record Quarantined(Receive receive, long releaseAtNanos) {}
+
+    /** A layer's copy queued on the load lane, awaited by {@link #settle()}. */
+    private record Pending(Receive receive, int tpRank, int layer, long bytes, CompletableFuture<Void> copy) {}
+
+    /** Copies queued in this duty cycle, oldest first; empty between cycles. */
+    private final ArrayDeque<Pending> pending = new ArrayDeque<>();
 
     /** What the engine counts. */
     interface Callbacks {
@@ -74,6 +88,7 @@ final class ReceiveAgent implements Agent {
     @Override
     public int doWork() {
         int work = queue.drain(this::handle, DRAIN_LIMIT);
+        settle();
         long now = clock.nanoTime();
         if (now - nextDeadlineCheck >= 0) {
             nextDeadlineCheck = now + DEADLINE_CHECK_NANOS;
@@ -86,7 +101,10 @@ final class ReceiveAgent implements Agent {
     private void handle(ReceiveCommand c) {
         if (c instanceof ReceiveCommand.Arrived a) {
             arrived(a);
-        } else if (c instanceof ReceiveCommand.Fail f) {
+            return;
+        }
+        settle(); // a verdict below must not overtake a copy still writing the worker's blocks
+        if (c instanceof ReceiveCommand.Fail f) {
             Receive r = receives.get(f.receiveId());
             if (r != null) {
                 fail(r, f.reason());
@@ -103,37 +121,85 @@ final class ReceiveAgent implements Agent {
         }
     }
 
-    @SuppressWarnings("NonAtomicVolatileUpdate") // one writer (this agent); the volatile only publishes to the view
+    /** Queues the layer's copy; {@link #settle()} awaits it and counts it in. */
     private void arrived(ReceiveCommand.Arrived a) {
         Receive r = receives.get(a.receiveId());
         if (r == null || r.rankDone[a.tpRank()] || r.copied[a.tpRank()].get(a.layer())) {
             return; // failed, finished or a duplicate: nothing to do
         }
+        r.copied[a.tpRank()].set(a.layer()); // queued: a repeated LayerArrived for it is a duplicate from now on
         try {
-            copyLayer(r, a.tpRank(), a.layer());
+            pending.add(copyLayer(r, a.tpRank(), a.layer()));
         } catch (RuntimeException e) {
-            LOG.warn(
-                    "receive {} ({}): copying layer {} of rank {} to the device failed: {}",
-                    r.id,
-                    r.requestId,
-                    a.layer(),
-                    a.tpRank(),
-                    e.getMessage());
-            fail(r, "copy to device failed: " + e.getMessage());
+            settle(); // the copies queued before this one land before the verdict
+            copyFailed(r, a.tpRank(), a.layer(), String.valueOf(e.getMessage()));
+        }
+    }
+
+    /**
+     * Awaits every queued copy, then counts them in arrival order; a copy that failed or did not land in time fails
+     * its receive, once all of them were awaited.
+     */
+    private void settle() {
+        if (pending.isEmpty()) {
             return;
         }
-        r.copied[a.tpRank()].set(a.layer());
-        r.layerOnDeviceNanos[a.layer()] = clock.nanoTime();
+        Pending[] copies = pending.toArray(new Pending[0]);
+        pending.clear();
+        String[] failures = new String[copies.length];
+        for (int i = 0; i < copies.length; i++) {
+            failures[i] = await(copies[i]);
+        }
+        for (int i = 0; i < copies.length; i++) {
+            Pending c = copies[i];
+            if (failures[i] != null) {
+                copyFailed(c.receive(), c.tpRank(), c.layer(), failures[i]);
+            } else if (receives.get(c.receive().id) == c.receive()) { // not failed by an earlier copy of this batch
+                landed(c);
+            }
+        }
+    }
+
+    private @Nullable String await(Pending c) {
+        try {
+            String late = LaneWait.await(c.copy(), Math.max(0, c.receive().deadlineNanos - clock.nanoTime()));
+            return late == null ? null : "the copy " + late;
+        } catch (RuntimeException e) {
+            return String.valueOf(e.getMessage());
+        }
+    }
+
+    private void copyFailed(Receive r, int tpRank, int layer, String reason) {
+        if (receives.get(r.id) != r) {
+            return;
+        }
+        LOG.warn(
+                "receive {} ({}): copying layer {} of rank {} to the device failed: {}",
+                r.id,
+                r.requestId,
+                layer,
+                tpRank,
+                reason);
+        fail(r, "copy to device failed: " + reason);
+    }
+
+    @SuppressWarnings("NonAtomicVolatileUpdate") // one writer (this agent); the volatile only publishes to the view
+    private void landed(Pending c) {
+        Receive r = c.receive();
+        int rank = c.tpRank();
+        callbacks.layerCopied(c.bytes());
+        r.layerOnDeviceNanos[c.layer()] = clock.nanoTime();
         r.layersCopied++;
-        if (r.copied[a.tpRank()].cardinality() == r.layers()) {
-            r.rankDone[a.tpRank()] = true;
+        r.landed[rank]++;
+        if (r.landed[rank] == r.layers()) {
+            r.rankDone[rank] = true;
             r.ranksDone++;
-            if (!r.signals.get(a.tpRank()).succeed()) {
+            if (!r.signals.get(rank).succeed()) {
                 LOG.info(
                         "receive {} ({}): the load_state of rank {} is gone; the worker gave up",
                         r.id,
                         r.requestId,
-                        a.tpRank());
+                        rank);
             }
             if (r.ranksDone == r.tpSize()) {
                 receives.remove(r.id);
@@ -143,7 +209,7 @@ final class ReceiveAgent implements Agent {
         }
     }
 
-    private void copyLayer(Receive r, int rank, int layer) {
+    private Pending copyLayer(Receive r, int rank, int layer) {
         RankLayers layers = r.ranks.get(rank);
         StagingLayout layout = r.layouts.get(rank);
         LayerRegistration reg = layers.layers().get(layer);
@@ -156,12 +222,7 @@ final class ReceiveAgent implements Agent {
                 plan.add(base + layout.offset(layer, p, s), reg.deviceRange(r.blockIds[p], s), bytes);
             }
         }
-        String late = LaneWait.await(
-                layers.copyToDevice(plan, r.staging.get(rank)), Math.max(0, r.deadlineNanos - clock.nanoTime()));
-        if (late != null) {
-            throw EngineException.unavailable("the copy " + late);
-        }
-        callbacks.layerCopied(plan.totalBytes());
+        return new Pending(r, rank, layer, plan.totalBytes(), layers.copyToDevice(plan, r.staging.get(rank)));
     }
 
     private int expire(long now) {
@@ -224,6 +285,7 @@ final class ReceiveAgent implements Agent {
     /** Fails what is still open and frees everything, the quarantine included (the engine's transfers are closed). */
     @Override
     public void onClose() {
+        settle();
         for (ReceiveCommand ignored : queue.close()) {
             // commands of receives failed below
         }

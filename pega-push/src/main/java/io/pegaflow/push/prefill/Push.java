@@ -34,7 +34,8 @@ final class Push {
     final long deadlineNanos;
 
     // push agent only
-    int copiedLayers; // layers copied to staging and submitted
+    int copiedLayers; // layers whose copy to staging was queued on the save lane
+    int inFlightCopies; // copies queued, not yet reported back
     int inFlightPuts; // layer batches submitted, not yet resolved
     int inFlightRpcs; // LayerArrived calls not yet answered
     final long[] readySeenNanos;
@@ -81,6 +82,6 @@ final class Push {
     }
 
     boolean quiescent() {
-        return inFlightPuts == 0 && inFlightRpcs == 0;
+        return inFlightCopies == 0 && inFlightPuts == 0 && inFlightRpcs == 0;
     }
 }

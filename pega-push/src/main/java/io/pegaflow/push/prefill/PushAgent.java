@@ -8,7 +8,6 @@ import io.pegaflow.kernel.agent.NanoClock;
 import io.pegaflow.kernel.plan.MergeRule;
 import io.pegaflow.kernel.plan.RangePlan;
 import io.pegaflow.proto.ext.push.LayerTarget;
-import io.pegaflow.push.layout.LaneWait;
 import io.pegaflow.transfer.TransferBatch;
 import io.pegaflow.transfer.TransferEngine;
 import io.pegaflow.transfer.TransferResult;
@@ -22,11 +21,12 @@ import org.slf4j.LoggerFactory;
 /**
  * The prefill server's push agent. Each duty cycle it takes new pushes and completions from its queue, then polls
  * every active push's layer-ready object and, for each layer that became ready, copies the layer's blocks from the
- * worker's device memory into pool staging (one {@link RangePlan}, run on the engine's save lane of the device and
- * awaited, so the push still moves layer by layer) and submits one put batch of it to the decode server's staging. When a layer's batch resolved (every lane it used flushed), the decode server is told with
- * LayerArrived; when every layer was acknowledged the worker's push-state object becomes 1.
+ * worker's device memory into pool staging (one {@link RangePlan}, queued on the engine's save lane of the device
+ * without waiting) and, once the lane reports the copy done, submits one put batch of it to the decode server's
+ * staging. When a layer's batch resolved (every lane it used flushed), the decode server is told with LayerArrived;
+ * when every layer was acknowledged the worker's push-state object becomes 1.
  *
- * <p>Bounds: at most {@code window} layers are between "submitted" and "acknowledged" over all pushes (the reference's
+ * <p>Bounds: at most {@code window} layers are between "copy queued" and "acknowledged" over all pushes (the reference's
  * 64-transfer window); a ready layer waits in the worker's counter, not in a queue. Every push has a deadline; past it,
  * or on any failure, its push state becomes -1, the decode server is told (PushFailed, best effort), and its staging
  * is freed once no put or call of it is outstanding. Completions reach the queue only for work this agent has out,
@@ -132,20 +132,26 @@ final class PushAgent implements Agent {
         }
         int work = 0;
         while (p.copiedLayers < ready && outstandingLayers < window && p.failure == null) {
-            submitLayer(p, p.copiedLayers, now);
+            submitLayer(p, p.copiedLayers);
             work++;
         }
         return work;
     }
 
+    /**
+     * Queues the layer's copy (device to staging) on the device's save lane and returns: the lane reports back with
+     * {@link PushCommand.CopyDone}, whose handler submits the puts. Not waiting here lets the next ready layer's copy
+     * queue behind this one, so the lane copies layer after layer with no gap while this agent polls, submits puts and
+     * handles completions; waiting for each copy cost every layer two thread hand-offs in series (docs/pd-push.md).
+     */
     // the future's outcome is handled by the completion it queues, not by its return value
     @SuppressWarnings("FutureReturnValueIgnored")
-    private void submitLayer(Push p, int layer, long now) {
+    private void submitLayer(Push p, int layer) {
         LayerRegistration reg = p.rank.layers().get(layer);
         int segments = p.layout.segments(layer);
         long bytes = p.layout.segmentBytes(layer);
         long base = p.staging.address();
-        TransferBatch batch;
+        CompletableFuture<Void> copied;
         try {
             RangePlan copy = new RangePlan(p.blockIds.length * segments);
             for (int pos = 0; pos < p.blockIds.length; pos++) {
@@ -153,32 +159,58 @@ final class PushAgent implements Agent {
                     copy.add(reg.deviceRange(p.blockIds[pos], s), base + p.layout.offset(layer, pos, s), bytes);
                 }
             }
-            String late = LaneWait.await(p.rank.copyToStaging(copy, p.staging), Math.max(0, p.deadlineNanos - now));
-            if (late != null) {
-                fail(p, "copying layer " + layer + " to the pool " + late);
-                return;
-            }
+            copied = p.rank.copyToStaging(copy, p.staging);
+        } catch (RuntimeException e) {
+            fail(p, "copying layer " + layer + " to the pool failed: " + e.getMessage());
+            return;
+        }
+        p.copiedLayers++;
+        p.inFlightCopies++;
+        outstandingLayers++;
+        copied.whenComplete((ignored, error) -> offerCompletion(new PushCommand.CopyDone(p, layer, error)));
+    }
+
+    /** A layer is in staging: one put batch of it to the decode server's staging. */
+    // the future's outcome is handled by the completion it queues, not by its return value
+    @SuppressWarnings("FutureReturnValueIgnored")
+    private void copyDone(PushCommand.CopyDone d) {
+        Push p = d.push();
+        int layer = d.layer();
+        p.inFlightCopies--;
+        Throwable copyError = d.error();
+        if (copyError != null) {
+            outstandingLayers--;
+            fail(p, "copying layer " + layer + " to the pool failed: " + copyError.getMessage());
+            return;
+        }
+        if (p.failure != null) {
+            outstandingLayers--;
+            return;
+        }
+        long now = clock.nanoTime();
+        TransferBatch batch;
+        try {
             LayerTarget target = p.target.getLayers(layer);
-            long local = base + p.layout.layerOffset(layer);
+            long local = p.staging.address() + p.layout.layerOffset(layer);
             long total = p.layout.layerBytes(layer);
             batch = TransferBatch.put((int) Math.min(1024, total / chunkBytes + 1), MergeRule.NEVER);
             for (long off = 0; off < total; off += chunkBytes) {
                 batch.add(local + off, target.getBaseAddress() + off, Math.min(chunkBytes, total - off));
             }
         } catch (RuntimeException e) {
-            fail(p, "copying layer " + layer + " to the pool failed: " + e.getMessage());
+            outstandingLayers--;
+            fail(p, "preparing the puts of layer " + layer + " failed: " + e.getMessage());
             return;
         }
         CompletableFuture<TransferResult> f;
         try {
             f = transfer.submit(p.peer, batch, Math.max(1, p.deadlineNanos - now));
         } catch (RuntimeException e) {
+            outstandingLayers--;
             fail(p, "submitting layer " + layer + " failed: " + e.getMessage());
             return;
         }
-        p.copiedLayers++;
         p.inFlightPuts++;
-        outstandingLayers++;
         f.whenComplete((result, error) -> offerCompletion(new PushCommand.PutDone(p, layer, result, error)));
     }
 
@@ -196,6 +228,8 @@ final class PushAgent implements Agent {
             watch(p);
         } else if (c instanceof PushCommand.LinkBroken b) {
             fail(b.push(), b.reason()); // a push that already finished ignores it
+        } else if (c instanceof PushCommand.CopyDone d) {
+            copyDone(d);
         } else if (c instanceof PushCommand.PutDone d) {
             putDone(d);
         } else if (c instanceof PushCommand.Delivered d) {

@@ -3,9 +3,17 @@ package io.pegaflow.push.prefill;
 import io.pegaflow.transfer.TransferResult;
 import org.jspecify.annotations.Nullable;
 
-/** What reaches the push agent: new pushes, and completions of its puts and calls (never more than it has out). */
+/**
+ * What reaches the push agent: new pushes, and completions of its copies, puts and calls (never more than it has out).
+ */
 sealed interface PushCommand {
     record Start(Push push) implements PushCommand {}
+
+    /**
+     * A layer's copy to staging ran on the device's save lane ({@code error} is null when every byte landed), or the
+     * lane stopped before it could.
+     */
+    record CopyDone(Push push, int layer, @Nullable Throwable error) implements PushCommand {}
 
     /**
      * A layer's batch resolved: every lane it used completed or closed. As the future's {@code whenComplete}:
