@@ -11,7 +11,9 @@ import io.pegaflow.push.layout.LaneWait;
 import io.pegaflow.push.layout.RankLayers;
 import io.pegaflow.push.layout.StagingLayout;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.LongConsumer;
@@ -53,7 +55,7 @@ final class ReceiveAgent implements Agent {
     /** A layer's copy queued on the load lane, awaited by {@link #settle()}. */
     private record Pending(Receive receive, int tpRank, int layer, long bytes, CompletableFuture<Void> copy) {}
 
-    /** Copies queued in this duty cycle, oldest first; empty between cycles. */
+    /** Copies queued and not yet awaited, oldest first; empty between duty cycles. */
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
 
     /** What the engine counts. */
@@ -137,27 +139,39 @@ final class ReceiveAgent implements Agent {
     }
 
     /**
-     * Awaits every queued copy, then counts them in arrival order; a copy that failed or did not land in time fails
-     * its receive, once all of them were awaited.
+     * Awaits the queued copies in order and counts each in as it lands, so a layer's time and a rank's verdict of 1 are
+     * not held back by the copies behind it. A copy that failed or did not land in time fails its receive only once
+     * every copy queued with it was awaited, so nothing of ours still writes the blocks of a worker that sees -1.
      */
     private void settle() {
         if (pending.isEmpty()) {
             return;
         }
-        Pending[] copies = pending.toArray(new Pending[0]);
-        pending.clear();
-        String[] failures = new String[copies.length];
-        for (int i = 0; i < copies.length; i++) {
-            failures[i] = await(copies[i]);
-        }
-        for (int i = 0; i < copies.length; i++) {
-            Pending c = copies[i];
-            if (failures[i] != null) {
-                copyFailed(c.receive(), c.tpRank(), c.layer(), failures[i]);
-            } else if (receives.get(c.receive().id) == c.receive()) { // not failed by an earlier copy of this batch
+        List<Pending> failed = new ArrayList<>(0);
+        List<String> reasons = new ArrayList<>(0);
+        for (Pending c = pending.poll(); c != null; c = pending.poll()) {
+            String failure = await(c);
+            boolean open = receives.get(c.receive().id) == c.receive() && !failedIn(failed, c.receive());
+            if (failure != null && open) {
+                failed.add(c);
+                reasons.add(failure);
+            } else if (failure == null && open) {
                 landed(c);
             }
         }
+        for (int i = 0; i < failed.size(); i++) {
+            Pending c = failed.get(i);
+            copyFailed(c.receive(), c.tpRank(), c.layer(), reasons.get(i));
+        }
+    }
+
+    private static boolean failedIn(List<Pending> failed, Receive r) {
+        for (Pending c : failed) {
+            if (c.receive() == r) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private @Nullable String await(Pending c) {
