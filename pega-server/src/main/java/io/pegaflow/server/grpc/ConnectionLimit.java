@@ -7,6 +7,7 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import io.pegaflow.kernel.agent.NanoClock;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -30,18 +31,21 @@ final class ConnectionLimit implements AutoCloseable {
     private final int max;
     private final AtomicInteger open = new AtomicInteger();
     private final AtomicLong refused = new AtomicLong();
-    private final AtomicLong lastLogged = new AtomicLong(System.nanoTime() - LOG_INTERVAL_NANOS);
+    private final NanoClock clock;
+    private final AtomicLong lastLogged;
     private final EventLoopGroup boss = new MultiThreadIoEventLoopGroup(
             1, new DefaultThreadFactory("pega-grpc-accept", true), NioIoHandler.newFactory());
     // 0: Netty's default, twice the cores, as grpc-java's shared worker group
     private final EventLoopGroup workers = new MultiThreadIoEventLoopGroup(
             0, new DefaultThreadFactory("pega-grpc-io", true), NioIoHandler.newFactory());
 
-    ConnectionLimit(int max) {
+    ConnectionLimit(int max, NanoClock clock) {
         if (max < 1) {
             throw new IllegalArgumentException("pega.grpc.max-connections: " + max + " (expected: >= 1)");
         }
         this.max = max;
+        this.clock = clock;
+        this.lastLogged = new AtomicLong(clock.nanoTime() - LOG_INTERVAL_NANOS);
     }
 
     /** Puts the bound into the listener. */
@@ -77,7 +81,7 @@ final class ConnectionLimit implements AutoCloseable {
     }
 
     private void refusedOne(Channel child) {
-        long now = System.nanoTime();
+        long now = clock.nanoTime();
         long last = lastLogged.get();
         if (now - last >= LOG_INTERVAL_NANOS && lastLogged.compareAndSet(last, now)) {
             LOG.warn(

@@ -92,7 +92,7 @@ class GrpcEdgeConfiguration {
     /** At most {@code pega.grpc.max-connections} connections at once (decision 0031 §4). */
     @Bean(destroyMethod = "close")
     ConnectionLimit grpcConnectionLimit(GrpcTransportProperties transport) {
-        return new ConnectionLimit(transport.maxConnections());
+        return new ConnectionLimit(transport.maxConnections(), NanoClock.SYSTEM);
     }
 
     @Bean

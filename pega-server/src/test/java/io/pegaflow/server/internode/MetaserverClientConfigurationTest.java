@@ -7,6 +7,8 @@ import static org.awaitility.Awaitility.await;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.pegaflow.core.engine.BlockIndexListener;
+import io.pegaflow.edge.access.ClusterChannels;
+import io.pegaflow.edge.access.ClusterCredential;
 import io.pegaflow.server.metrics.MetricsConfiguration;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -32,6 +34,12 @@ class MetaserverClientConfigurationTest {
         @Bean
         SimpleMeterRegistry meterRegistry() {
             return new SimpleMeterRegistry();
+        }
+
+        /** What ClusterConfiguration makes without a token or an SSL bundle. */
+        @Bean
+        ClusterChannels clusterChannels() {
+            return ClusterChannels.plaintext(ClusterCredential.of(""));
         }
     }
 
