@@ -145,6 +145,7 @@ class DeviceWorkersTest {
             }
             assertThat(workers.copiesRun()).isEqualTo(64);
             worker.zero();
+            engine.flushSeals(); // sealing is asynchronous: the last round's blocks are indexed once it ran
             QueryOutcome hit = worker.query(EngineHarness.hashes(15, 4), "r");
             assertThat(hit.hitBlocks()).isEqualTo(4);
             assertThat(worker.load(hit.lease(), EngineHarness.ids(0, 4)).succeeded())
