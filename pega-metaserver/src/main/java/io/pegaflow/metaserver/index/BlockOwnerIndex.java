@@ -53,9 +53,7 @@ public final class BlockOwnerIndex implements BlockIndex {
     private final long epoch;
     // per node session, the records it announced in order; entries whose record was replaced or removed meanwhile are
     // skipped when reached and compacted away when they outnumber the live ones
-    private final Map<NodeSession, ArrayDeque<OwnerRecordAt>> announced = new ConcurrentHashMap<>();
-
-    private record OwnerRecordAt(BlockKey key, OwnerRecord record) {}
+    private final Map<NodeSession, ArrayDeque<OwnerRecord>> announced = new ConcurrentHashMap<>();
 
     private static final long FIFO_COMPACTION_FLOOR = 1_024;
 
@@ -91,6 +89,7 @@ public final class BlockOwnerIndex implements BlockIndex {
     private void onEvicted(@Nullable BlockKey key, OwnerRecord @Nullable [] records, RemovalCause cause) {
         if (records != null) {
             for (OwnerRecord record : records) {
+                record.drop();
                 count(record.session(), -1);
             }
         }
@@ -105,13 +104,13 @@ public final class BlockOwnerIndex implements BlockIndex {
      */
     @Override
     public int insert(String namespace, List<ByteString> hashes, NodeSession session, long nowMs) {
-        OwnerRecord record = new OwnerRecord(session, nowMs);
-        ArrayDeque<OwnerRecordAt> fifo = announced.computeIfAbsent(session, s -> new ArrayDeque<>());
+        ArrayDeque<OwnerRecord> fifo = announced.computeIfAbsent(session, s -> new ArrayDeque<>());
         synchronized (fifo) {
             for (ByteString hash : hashes) {
                 BlockKey key = new BlockKey(namespace, hash);
+                OwnerRecord record = new OwnerRecord(session, nowMs, key);
                 owners.compute(key, (k, current) -> withOwner(current, record));
-                fifo.addLast(new OwnerRecordAt(key, record));
+                fifo.addLast(record);
                 // per hash, so one large request never takes the index past its bound with this node's keys
                 keepShare(session, fifo);
             }
@@ -120,12 +119,16 @@ public final class BlockOwnerIndex implements BlockIndex {
     }
 
     /** Removes the session's oldest records while it owns more than its share; compacts the FIFO when mostly stale. */
-    private void keepShare(NodeSession session, ArrayDeque<OwnerRecordAt> fifo) {
+    private void keepShare(NodeSession session, ArrayDeque<OwnerRecord> fifo) {
         while (session.ownedBlocks() > maxBlocksPerNode && !fifo.isEmpty()) {
-            OwnerRecordAt oldest = fifo.pollFirst();
+            OwnerRecord oldest = fifo.pollFirst();
+            if (oldest.dropped()) {
+                continue; // removed or replaced since: nothing left to evict under this key
+            }
             owners.computeIfPresent(oldest.key(), (k, current) -> {
                 for (int i = 0; i < current.length; i++) {
-                    if (current[i].equals(oldest.record())) {
+                    if (current[i] == oldest) {
+                        oldest.drop();
                         count(session, -1);
                         shareEvictedRecords.increment();
                         return without(current, i);
@@ -135,36 +138,23 @@ public final class BlockOwnerIndex implements BlockIndex {
             });
         }
         // Removed and replaced records stay in the FIFO until compaction, holding their keys and hashes. Compacting
-        // when stale entries match the live ones costs O(1) per insert amortised; the small floor keeps a node that
-        // churns a small resident set (a fleet's common case) from keeping ~130k dead entries, which at 1000 nodes
-        // was gigabytes of heap that no owner record accounted for.
+        // when stale entries match the live ones costs O(1) per insert amortised (one flag read per entry, no map
+        // lookup); the small floor keeps a node that churns a small resident set (a fleet's common case) from keeping
+        // ~130k dead entries, which at 1000 nodes was gigabytes of heap that no owner record accounted for.
         if (fifo.size() > 2 * Math.max(session.ownedBlocks(), FIFO_COMPACTION_FLOOR)) {
-            fifo.removeIf(e -> !isCurrent(e));
+            fifo.removeIf(OwnerRecord::dropped);
         }
     }
 
     /** Entries in a session's announcement FIFO, live or not yet compacted away (tests of the heap bound). */
     int announcedEntries(NodeSession session) {
-        ArrayDeque<OwnerRecordAt> fifo = announced.get(session);
+        ArrayDeque<OwnerRecord> fifo = announced.get(session);
         if (fifo == null) {
             return 0;
         }
         synchronized (fifo) {
             return fifo.size();
         }
-    }
-
-    private boolean isCurrent(OwnerRecordAt entry) {
-        OwnerRecord[] current = owners.get(entry.key());
-        if (current == null) {
-            return false;
-        }
-        for (OwnerRecord r : current) {
-            if (r.equals(entry.record())) {
-                return true;
-            }
-        }
-        return false;
     }
 
     private OwnerRecord[] withOwner(OwnerRecord[] current, OwnerRecord record) {
@@ -175,10 +165,8 @@ public final class BlockOwnerIndex implements BlockIndex {
         String url = record.session().url();
         for (int i = 0; i < current.length; i++) {
             OwnerRecord existing = current[i];
-            if (existing.equals(record)) {
-                return current; // the same hash twice in one request: the record is already there
-            }
             if (existing.session().url().equals(url)) {
+                existing.drop();
                 if (existing.session() != record.session()) {
                     count(existing.session(), -1);
                     count(record.session(), 1);
@@ -207,6 +195,7 @@ public final class BlockOwnerIndex implements BlockIndex {
                     NodeSession session = current[i].session();
                     if (session.url().equals(url) && session.id().equals(id)) {
                         removed[0]++;
+                        current[i].drop();
                         count(session, -1);
                         return without(current, i);
                     }
@@ -284,23 +273,51 @@ public final class BlockOwnerIndex implements BlockIndex {
         return -1;
     }
 
-    /** UnregisterNode's full scan: removes every record of {@code url} written under {@code id}. */
+    /**
+     * UnregisterNode: removes every record of {@code url} written under {@code id}. Walks the announcement FIFOs of
+     * that address's sessions with this id, which list every record they wrote, instead of the whole index: the cost
+     * is the node's own announcements, not every node's. The session has ended by now (the registry unregisters it
+     * first), so its FIFOs are dropped with their records.
+     */
     @Override
     public long removeOwners(String url, UUID id) {
-        long[] removed = {0};
-        for (BlockKey key : owners.keySet()) {
-            owners.computeIfPresent(key, (k, current) -> {
-                for (int i = 0; i < current.length; i++) {
-                    NodeSession session = current[i].session();
-                    if (session.url().equals(url) && session.id().equals(id)) {
-                        removed[0]++;
-                        count(session, -1);
-                        return without(current, i);
+        long removed = 0;
+        List<NodeSession> ended = new ArrayList<>(1);
+        for (Map.Entry<NodeSession, ArrayDeque<OwnerRecord>> entry : announced.entrySet()) {
+            NodeSession session = entry.getKey();
+            if (!session.url().equals(url) || !session.id().equals(id)) {
+                continue;
+            }
+            ArrayDeque<OwnerRecord> fifo = entry.getValue();
+            synchronized (fifo) {
+                for (OwnerRecord record : fifo) {
+                    if (!record.dropped()) {
+                        removed += removeRecord(record);
                     }
                 }
-                return current;
-            });
+                if (session.ended()) {
+                    fifo.clear();
+                    ended.add(session);
+                }
+            }
         }
+        ended.forEach(announced::remove);
+        return removed;
+    }
+
+    private int removeRecord(OwnerRecord record) {
+        int[] removed = {0};
+        owners.computeIfPresent(record.key(), (k, current) -> {
+            for (int i = 0; i < current.length; i++) {
+                if (current[i] == record) {
+                    removed[0] = 1;
+                    current[i].drop();
+                    count(current[i].session(), -1);
+                    return without(current, i);
+                }
+            }
+            return current;
+        });
         return removed[0];
     }
 
@@ -333,6 +350,7 @@ public final class BlockOwnerIndex implements BlockIndex {
                             keptCount = i;
                         }
                         removedOwners[0]++;
+                        record.drop();
                         count(session, -1);
                     }
                 }

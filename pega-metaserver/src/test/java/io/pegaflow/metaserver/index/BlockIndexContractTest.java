@@ -326,4 +326,49 @@ class BlockIndexContractTest {
         assertThat(index.keyCount()).isEqualTo(1);
         assertThat(query(1)).containsExactly(new PrefixMatch("10.0.0.2:1", 1));
     }
+
+    /**
+     * UnregisterNode walks the session's own announcements on the memory backend: re-announced, removed and
+     * share-evicted hashes must not be counted twice or missed, and other nodes' records on the same keys stay.
+     */
+    @ParameterizedTest
+    @EnumSource(Backend.class)
+    void shouldRemoveExactlyTheUnregisteringSessionsRecords(Backend backend) throws Exception {
+        use(backend);
+        BlockIndex shared = open(backend, 100_000, 3_000);
+        NodeSession a = node("10.0.0.1:1");
+        NodeSession b = node("10.0.0.2:1");
+        List<Integer> all = new ArrayList<>();
+        for (int i = 0; i < 4_000; i++) {
+            all.add(i);
+        }
+        for (int from = 0; from < 4_000; from += 100) {
+            shared.insert(NS, hashes(all.subList(from, from + 100)), a, clock.millis());
+        }
+        shared.insert(NS, hashes(all.subList(3_000, 3_500)), a, clock.millis()); // re-announced
+        shared.insert(NS, hashes(all.subList(2_000, 3_200)), b, clock.millis());
+        assertThat(shared.remove(NS, hashes(all.subList(3_900, 4_000)), a.url(), a.id()))
+                .isEqualTo(100);
+        long ownedByA = shared.ownedBlocks(a);
+        long ownedByB = shared.ownedBlocks(b);
+        assertThat(ownedByA).isEqualTo(2_900);
+
+        assertThat(shared.removeOwners(a.url(), a.id())).isEqualTo(ownedByA);
+        assertThat(shared.removeOwners(a.url(), a.id())).isZero();
+        assertThat(shared.ownedBlocks(a)).isZero();
+        assertThat(shared.ownedBlocks(b)).isEqualTo(ownedByB).isEqualTo(1_200);
+        assertThat(shared.ownerCount()).isEqualTo(ownedByB);
+        assertThat(shared.queryPrefix(NS, hashes(all.subList(2_000, 3_200)), clock.millis()))
+                .containsExactly(new PrefixMatch(b.url(), 1_200));
+        assertThat(shared.queryPrefix(NS, hashes(all.subList(3_200, 3_300)), clock.millis()))
+                .isEmpty();
+    }
+
+    static List<ByteString> hashes(List<Integer> ids) {
+        List<ByteString> out = new ArrayList<>(ids.size());
+        for (int id : ids) {
+            out.add(h(id));
+        }
+        return out;
+    }
 }
