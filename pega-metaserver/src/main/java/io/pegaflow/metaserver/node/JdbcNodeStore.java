@@ -88,10 +88,16 @@ public final class JdbcNodeStore {
                 .update();
     }
 
-    void updateLastSeen(String url, UUID id, long nowMs) {
-        jdbc.sql("UPDATE meta_node SET last_seen_at_ms = ? WHERE node_url = ? AND node_id = ?")
-                .params(nowMs, url, id.toString())
-                .update();
+    /**
+     * Moves the session's last-seen time forward while {@code id} still owns the address; false when it does not
+     * (another instance took the address over, or the row was unregistered or swept). One statement: outside a
+     * transaction it commits on its own, and the row lock it takes orders it with a concurrent takeover.
+     */
+    boolean updateLastSeen(String url, UUID id, long nowMs) {
+        return jdbc.sql("UPDATE meta_node SET last_seen_at_ms = ? WHERE node_url = ? AND node_id = ?")
+                        .params(nowMs, url, id.toString())
+                        .update()
+                > 0;
     }
 
     /** Inside {@link #inTransaction}: hands the address to {@code newId} and fences the session it replaces. */

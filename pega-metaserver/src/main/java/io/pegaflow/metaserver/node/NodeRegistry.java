@@ -20,9 +20,10 @@ import org.springframework.dao.DuplicateKeyException;
  * The node lifecycle state machine of spec/cluster.md §1.4, with the current session of every address kept in memory
  * for the hot paths and every transition written through to the database first.
  *
- * <p>Heartbeat and unregister decide inside a database transaction that locks the address's row, so replicas that
- * share one PostgreSQL database agree on who owns an address; they are also serialised per address in this process
- * (striped locks). Insert and remove only {@link #touch} the in-memory session, lock-free, as the reference does.
+ * <p>Registration, takeover and unregister decide inside a database transaction that locks the address's row, so
+ * replicas that share one PostgreSQL database agree on who owns an address; they are also serialised per address in
+ * this process (striped locks). A known session's own heartbeat is one conditional statement, written only when the
+ * database's time is older than a quarter of {@code stale_after} (see {@link #refreshed}). Insert and remove only {@link #touch} the in-memory session, lock-free, as the reference does.
  * Beyond the reference, a takeover fences the previous node_id in the database: that id is refused for good, across
  * metaserver restarts, instead of being allowed back once the new session goes quiet (ADR 0002).
  *
@@ -81,6 +82,10 @@ public final class NodeRegistry {
     /** HeartbeatNode: register, refresh (reviving a stale same-id session) or take over a stale address. */
     public HeartbeatOutcome heartbeat(String url, UUID id) throws SessionRejectedException {
         long nowMs = clock.millis();
+        NodeSession known = sessions.get(url);
+        if (known != null && known.id().equals(id) && !known.ended() && refreshed(known, nowMs)) {
+            return HeartbeatOutcome.REFRESHED;
+        }
         synchronized (lockFor(url)) {
             Decision decision;
             try {
@@ -105,6 +110,7 @@ public final class NodeRegistry {
                     && current.id().equals(id)
                     && !current.ended()) {
                 current.touch(nowMs);
+                current.persisted(nowMs);
             } else {
                 replace(url, current, sessionOf(row));
             }
@@ -116,6 +122,26 @@ public final class NodeRegistry {
             }
             return outcome;
         }
+    }
+
+    /**
+     * The common heartbeat, a known session refreshing itself, without the lifecycle transaction: no fence lookup
+     * (a fenced id never owns a row again), no row lock held across statements, no stripe lock. The database is
+     * written only when the time it holds is older than a quarter of {@code stale_after}: other instances decide
+     * takeovers on that time, and a client that heartbeats every half of {@code stale_after} (the reference's
+     * cadence) keeps it younger than three quarters of it. The write is one conditional statement, so a takeover by
+     * another instance (which changed the row's node_id) makes it match nothing and the full decision runs, refusing
+     * this id as fenced. Returns false to send the heartbeat down that path.
+     */
+    private boolean refreshed(NodeSession session, long nowMs) {
+        if (nowMs - session.persistedSeenMs() >= staleAfterMs / 4) {
+            if (!store.updateLastSeen(session.url(), session.id(), nowMs)) {
+                return false;
+            }
+            session.persisted(nowMs);
+        }
+        session.touch(nowMs);
+        return true;
     }
 
     private Decision decideHeartbeat(String url, UUID id, long nowMs) {
@@ -255,6 +281,7 @@ public final class NodeRegistry {
             NodeSession current = sessions.get(row.url());
             if (current != null && current.id().equals(row.id()) && !current.ended()) {
                 current.touch(row.lastSeenMs());
+                current.persisted(row.lastSeenMs());
             } else {
                 synchronized (lockFor(row.url())) {
                     reconcile(row.url());
@@ -280,6 +307,7 @@ public final class NodeRegistry {
             }
         } else if (current != null && current.id().equals(row.get().id()) && !current.ended()) {
             current.touch(row.get().lastSeenMs());
+            current.persisted(row.get().lastSeenMs());
         } else {
             replace(url, current, sessionOf(row.get()));
         }

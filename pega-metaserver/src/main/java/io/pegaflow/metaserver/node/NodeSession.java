@@ -17,6 +17,9 @@ public final class NodeSession {
     private final UUID id;
     private final long registeredAtMs;
     private volatile long lastSeenMs;
+    /** The newest last-seen time this process knows the database holds for the session. */
+    private volatile long persistedSeenMs;
+
     private volatile boolean ended;
     /** Owner records in the index written by this session; maintained by the index. */
     private final AtomicLong ownedBlocks = new AtomicLong();
@@ -26,6 +29,7 @@ public final class NodeSession {
         this.id = id;
         this.registeredAtMs = registeredAtMs;
         this.lastSeenMs = lastSeenMs;
+        this.persistedSeenMs = lastSeenMs;
     }
 
     /** Creates a detached session, for tests and benchmarks of the index that run without a registry. */
@@ -75,6 +79,17 @@ public final class NodeSession {
         // A racing older timestamp must not move lastSeen backwards; losing a concurrent newer one is harmless.
         if (nowMs > lastSeenMs) {
             lastSeenMs = nowMs;
+        }
+    }
+
+    long persistedSeenMs() {
+        return persistedSeenMs;
+    }
+
+    /** Records that the database's row holds {@code seenMs} (or newer) for this session. */
+    void persisted(long seenMs) {
+        if (seenMs > persistedSeenMs) {
+            persistedSeenMs = seenMs;
         }
     }
 
