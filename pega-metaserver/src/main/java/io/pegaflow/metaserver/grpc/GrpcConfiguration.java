@@ -1,14 +1,17 @@
 package io.pegaflow.metaserver.grpc;
 
+import io.grpc.netty.NettyServerBuilder;
 import io.pegaflow.edge.EdgeConfiguration;
 import io.pegaflow.edge.metrics.CatalogMeters;
 import io.pegaflow.edge.rpc.RpcMetricsInterceptor;
+import io.pegaflow.kernel.agent.AgentGroup;
 import io.pegaflow.metaserver.index.BlockIndex;
 import io.pegaflow.metaserver.metrics.MetaserverMetric;
 import io.pegaflow.proto.MetaServerGrpc;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
+import org.springframework.grpc.server.ServerBuilderCustomizer;
 
 /**
  * The metaserver's part of the shared RPC edge (docs/decisions/0007): its exception mapping, its RPC metrics and the
@@ -36,5 +39,21 @@ class GrpcConfiguration {
                 MetaServerGrpc.SERVICE_NAME,
                 MetaserverMetric.PEGAFLOW_METASERVER_RPC_REQUESTS,
                 MetaserverMetric.PEGAFLOW_METASERVER_RPC_DURATION);
+    }
+
+    /** A fixed set of workers for every call instead of gRPC's unbounded cached pool (see {@link CallWorkers}). */
+    @Bean(destroyMethod = "close")
+    CallWorkers grpcCallWorkers() {
+        return new CallWorkers(CallWorkers.defaultCount(Runtime.getRuntime().availableProcessors()), new AgentGroup());
+    }
+
+    @Bean
+    ServerBuilderCustomizer<NettyServerBuilder> grpcCallExecutor(CallWorkers workers) {
+        return builder -> builder.executor(workers.executor());
+    }
+
+    @Bean
+    ExpiredCallInterceptor expiredCallInterceptor() {
+        return new ExpiredCallInterceptor();
     }
 }
