@@ -12,23 +12,49 @@ import io.pegaflow.edge.metrics.CatalogMeters;
 import io.pegaflow.edge.metrics.MetricDescriptor;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * Counts and times every unary call of one gRPC service, as the reference's exporters do (spec/engine-api.md §2.4,
  * spec/cluster.md §1.9): a request counter and a latency histogram, both labelled {@code method} (the RPC name in
  * {@code snake_case}) and {@code status} ({@code ok} or the gRPC code name). It runs outermost
  * ({@link EdgeStage#METRICS}), so the status it records is the one the client got, after the app's exception mapping.
- * Streaming calls (the engine's Session) are not counted. Meters are cached per (method, status).
+ * Streaming calls (the engine's Session) are not counted. Meters are cached per method and status code, so a call
+ * costs one map lookup by the method's full name (a string whose hash is cached) and an array read, with no string
+ * built per call.
  */
 public final class RpcMetricsInterceptor implements EdgeInterceptor {
 
     private record Meters(Counter requests, Timer duration) {}
 
+    /** One method's label and its meters by {@link Status.Code#value()}, created on first use. */
+    private final class MethodMeters {
+        private final String method;
+        private final AtomicReferenceArray<Meters> byCode = new AtomicReferenceArray<>(Status.Code.values().length);
+
+        MethodMeters(String method) {
+            this.method = method;
+        }
+
+        Meters of(Status.Code code) {
+            Meters cached = byCode.get(code.value());
+            if (cached != null) {
+                return cached;
+            }
+            String status = code == Status.Code.OK ? "ok" : code.name();
+            // Micrometer returns the registered meter on a repeated registration, so a racing first use is harmless.
+            Meters created =
+                    new Meters(meters.counter(requests, method, status), meters.timer(duration, method, status));
+            byCode.compareAndSet(code.value(), null, created);
+            return byCode.get(code.value());
+        }
+    }
+
     private final CatalogMeters meters;
     private final String serviceName;
     private final MetricDescriptor requests;
     private final MetricDescriptor duration;
-    private final ConcurrentHashMap<String, Meters> cache = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, MethodMeters> byMethod = new ConcurrentHashMap<>();
 
     /**
      * @param serviceName the fully qualified service counted ({@code pegaflow.Engine}); other services pass through
@@ -55,26 +81,21 @@ public final class RpcMetricsInterceptor implements EdgeInterceptor {
                 || !serviceName.equals(call.getMethodDescriptor().getServiceName())) {
             return next.startCall(call, headers);
         }
-        String method = snakeCase(call.getMethodDescriptor().getBareMethodName());
+        MethodMeters method = byMethod.computeIfAbsent(
+                call.getMethodDescriptor().getFullMethodName(),
+                name -> new MethodMeters(snakeCase(call.getMethodDescriptor().getBareMethodName())));
         Timer.Sample started = meters.startTiming();
         return next.startCall(
                 new SimpleForwardingServerCall<>(call) {
                     @Override
                     public void close(Status status, Metadata trailers) {
-                        Meters m = meters(
-                                method, status.isOk() ? "ok" : status.getCode().name());
+                        Meters m = method.of(status.getCode());
                         m.requests().increment();
                         started.stop(m.duration());
                         super.close(status, trailers);
                     }
                 },
                 headers);
-    }
-
-    private Meters meters(String method, String status) {
-        return cache.computeIfAbsent(
-                method + '/' + status,
-                key -> new Meters(meters.counter(requests, method, status), meters.timer(duration, method, status)));
     }
 
     /** {@code InsertBlockHashes} to {@code insert_block_hashes}. */
