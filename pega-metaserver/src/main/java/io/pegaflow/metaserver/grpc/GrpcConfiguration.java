@@ -8,6 +8,7 @@ import io.pegaflow.kernel.agent.AgentGroup;
 import io.pegaflow.metaserver.index.BlockIndex;
 import io.pegaflow.metaserver.metrics.MetaserverMetric;
 import io.pegaflow.proto.MetaServerGrpc;
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
@@ -43,13 +44,16 @@ class GrpcConfiguration {
 
     /** A fixed set of workers for every call instead of gRPC's unbounded cached pool (see {@link CallWorkers}). */
     @Bean(destroyMethod = "close")
-    CallWorkers grpcCallWorkers() {
-        return new CallWorkers(CallWorkers.defaultCount(Runtime.getRuntime().availableProcessors()), new AgentGroup());
+    CallWorkers grpcCallWorkers(@Value("${spring.datasource.hikari.maximum-pool-size:4}") int poolSize) {
+        return new CallWorkers(
+                CallWorkers.defaultCount(Runtime.getRuntime().availableProcessors()),
+                Math.max(1, poolSize),
+                new AgentGroup());
     }
 
     @Bean
     ServerBuilderCustomizer<NettyServerBuilder> grpcCallExecutor(CallWorkers workers) {
-        return builder -> builder.executor(workers.executor());
+        return builder -> builder.executor(workers.executor()).callExecutor(workers.perCall());
     }
 
     @Bean

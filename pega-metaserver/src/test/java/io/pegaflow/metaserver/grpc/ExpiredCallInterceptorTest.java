@@ -4,28 +4,68 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.grpc.Context;
 import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
+import io.grpc.Status;
+import io.pegaflow.proto.HeartbeatNodeRequest;
+import io.pegaflow.proto.HeartbeatNodeResponse;
+import io.pegaflow.proto.MetaServerGrpc;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
-/** A call cancelled while it waited for a worker never reaches its service method; a live one does. */
+/**
+ * A call cancelled while it waited for a worker never reaches its service method; one that waited past the bound is
+ * shed with {@code RESOURCE_EXHAUSTED} and never reaches it either; a call served in time does.
+ */
 class ExpiredCallInterceptorTest {
 
     private final AtomicInteger invoked = new AtomicInteger();
-    private final ServerCallHandler<String, String> method = (call, headers) -> new ServerCall.Listener<>() {
+    private final ServerCallHandler<HeartbeatNodeRequest, HeartbeatNodeResponse> method =
+            (call, headers) -> new ServerCall.Listener<>() {
+                @Override
+                public void onHalfClose() {
+                    invoked.incrementAndGet();
+                }
+            };
+
+    /** A server call that records how it was closed. */
+    private static final class RecordingCall extends ServerCall<HeartbeatNodeRequest, HeartbeatNodeResponse> {
+        final List<Status> closed = new ArrayList<>();
+
         @Override
-        public void onHalfClose() {
-            invoked.incrementAndGet();
+        public void request(int numMessages) {}
+
+        @Override
+        public void sendHeaders(Metadata headers) {}
+
+        @Override
+        public void sendMessage(HeartbeatNodeResponse message) {}
+
+        @Override
+        public void close(Status status, Metadata trailers) {
+            closed.add(status);
         }
-    };
+
+        @Override
+        public boolean isCancelled() {
+            return false;
+        }
+
+        @Override
+        public MethodDescriptor<HeartbeatNodeRequest, HeartbeatNodeResponse> getMethodDescriptor() {
+            return MetaServerGrpc.getHeartbeatNodeMethod();
+        }
+    }
 
     @Test
-    void shouldSkipTheMethodOfACancelledCallOnly() {
+    void shouldSkipTheMethodOfACancelledCall() {
         ExpiredCallInterceptor interceptor = new ExpiredCallInterceptor();
-        // the interceptor reads only the context, never the call
-        ServerCall.Listener<String> live = interceptor.interceptCall(null, new Metadata(), method);
-        ServerCall.Listener<String> late = interceptor.interceptCall(null, new Metadata(), method);
+        RecordingCall call = new RecordingCall();
+        ServerCall.Listener<HeartbeatNodeRequest> late = interceptor.interceptCall(call, new Metadata(), method);
 
         Context.CancellableContext cancelled = Context.current().withCancellation();
         cancelled.cancel(null);
@@ -37,9 +77,30 @@ class ExpiredCallInterceptorTest {
         }
         assertThat(invoked).hasValue(0);
         assertThat(interceptor.skipped()).isEqualTo(1);
+        assertThat(call.closed).as("gRPC already ended the cancelled call").isEmpty();
+    }
 
-        live.onHalfClose();
+    @Test
+    void shouldShedACallThatWaitedTooLongAndServeOneThatDidNot() {
+        ExpiredCallInterceptor interceptor = new ExpiredCallInterceptor();
+        RecordingCall shedCall = new RecordingCall();
+        RecordingCall servedCall = new RecordingCall();
+        ServerCall.Listener<HeartbeatNodeRequest> shed = interceptor.interceptCall(shedCall, new Metadata(), method);
+        ServerCall.Listener<HeartbeatNodeRequest> served =
+                interceptor.interceptCall(servedCall, new Metadata(), method);
+
+        CallWorkers.runAsQueued(CallWorkers.MAX_QUEUE_WAIT_NANOS + TimeUnit.MILLISECONDS.toNanos(1), shed::onHalfClose);
+        assertThat(invoked).hasValue(0);
+        assertThat(shedCall.closed).singleElement().satisfies(status -> {
+            assertThat(status.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+            assertThat(status.getDescription()).startsWith("metaserver overloaded");
+        });
+        assertThat(interceptor.shed()).isEqualTo(1);
+
+        CallWorkers.runAsQueued(CallWorkers.MAX_QUEUE_WAIT_NANOS, served::onHalfClose);
         assertThat(invoked).hasValue(1);
-        assertThat(interceptor.skipped()).isEqualTo(1);
+        assertThat(servedCall.closed).isEmpty();
+        assertThat(interceptor.shed()).isEqualTo(1);
+        assertThat(interceptor.skipped()).isZero();
     }
 }
