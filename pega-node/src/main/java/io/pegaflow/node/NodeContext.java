@@ -10,6 +10,7 @@ import io.pegaflow.node.remote.PeerBlocks;
 import io.pegaflow.node.remote.RemoteConfig;
 import io.pegaflow.node.remote.RemoteFetchTier;
 import io.pegaflow.push.PushConfig;
+import io.pegaflow.push.layout.HandshakeCodec;
 import io.pegaflow.push.layout.HandshakeSeal;
 import io.pegaflow.push.prefill.DecodeLink;
 import io.pegaflow.transfer.PeerId;
@@ -67,11 +68,17 @@ public final class NodeContext {
     }
 
     /**
-     * The P/D push: its own UCX engine, its limits, the cluster seal, how it calls decode servers, and the address
-     * peers reach this node at (asked per request, so it may be known only once the server is bound).
+     * The P/D push: its own UCX engine, its limits, the cluster seal, the handshake blob's wire encoding, how it calls
+     * decode servers, and the address peers reach this node at (asked per request, so it may be known only once the
+     * server is bound).
      */
     public record Push(
-            Ucx ucx, PushConfig config, HandshakeSeal seal, DecodeLink link, Supplier<String> advertiseAddress) {}
+            Ucx ucx,
+            PushConfig config,
+            HandshakeSeal seal,
+            HandshakeCodec handshakes,
+            DecodeLink link,
+            Supplier<String> advertiseAddress) {}
 
     private @Nullable EngineConfig engine;
     private @Nullable BackendFactory backend;

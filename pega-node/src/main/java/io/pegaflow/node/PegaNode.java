@@ -208,6 +208,7 @@ public final class PegaNode implements AutoCloseable {
                 return new PushEngine(
                         settings.config(),
                         settings.seal(),
+                        settings.handshakes(),
                         launched.staging(),
                         launched.sideRegistrations(),
                         launched.workers(),

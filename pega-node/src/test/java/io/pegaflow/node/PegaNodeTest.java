@@ -14,6 +14,7 @@ import io.pegaflow.node.remote.RemoteConfig;
 import io.pegaflow.node.remote.RemoteFetchTier;
 import io.pegaflow.push.PushConfig;
 import io.pegaflow.push.grpc.GrpcDecodeLink;
+import io.pegaflow.push.grpc.PushWire;
 import io.pegaflow.push.layout.HandshakeSeal;
 import io.pegaflow.transfer.PeerId;
 import io.pegaflow.transfer.TransferConfig;
@@ -54,6 +55,7 @@ class PegaNodeTest {
                 new NodeContext.Ucx(TransferConfig.of(nics, 2, transports, PD), PD, true),
                 PushConfig.defaults(),
                 HandshakeSeal.none(),
+                new PushWire(),
                 new GrpcDecodeLink(Duration.ofSeconds(5)),
                 () -> "127.0.0.1:1");
     }

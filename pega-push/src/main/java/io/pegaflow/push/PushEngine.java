@@ -7,9 +7,10 @@ import io.pegaflow.core.engine.StagingAllocator;
 import io.pegaflow.core.instance.Principal;
 import io.pegaflow.kernel.agent.AgentGroup;
 import io.pegaflow.kernel.agent.NanoClock;
-import io.pegaflow.proto.ext.push.PushLayer;
 import io.pegaflow.push.decode.DecodeSide;
+import io.pegaflow.push.layout.HandshakeCodec;
 import io.pegaflow.push.layout.HandshakeSeal;
+import io.pegaflow.push.layout.PushLayerSpec;
 import io.pegaflow.push.layout.PushLayerTable;
 import io.pegaflow.push.prefill.DecodeLink;
 import io.pegaflow.push.prefill.PrefillSide;
@@ -49,6 +50,7 @@ public final class PushEngine implements AutoCloseable {
     /**
      * @param seal how handshakes are sealed and checked: with the cluster credential, a prefill server takes addresses
      *     and worker addresses only from handshakes a decode server of its cluster sealed
+     * @param handshakes the handshake blob's encoding, which is the wire's: the gRPC adapter provides it
      * @param staging the cache engine's allocator for staging: a full pool of cached blocks makes room for a push as it
      *     does for a Save
      * @param registrations the cache engine's admission of push layers: its owner rule, mapping budget and instance
@@ -62,6 +64,7 @@ public final class PushEngine implements AutoCloseable {
     public PushEngine(
             PushConfig config,
             HandshakeSeal seal,
+            HandshakeCodec handshakes,
             StagingAllocator staging,
             SideRegistrations registrations,
             DeviceWorkers workers,
@@ -81,6 +84,7 @@ public final class PushEngine implements AutoCloseable {
         this.prefill = new PrefillSide(
                 layers,
                 seal,
+                handshakes,
                 staging,
                 transfer,
                 link,
@@ -127,6 +131,7 @@ public final class PushEngine implements AutoCloseable {
         this.decode = new DecodeSide(
                 layers,
                 seal,
+                handshakes,
                 staging,
                 clock,
                 advertiseAddress,
@@ -189,7 +194,7 @@ public final class PushEngine implements AutoCloseable {
             int tpRank,
             int tpSize,
             int deviceId,
-            List<PushLayer> layerList) {
+            List<PushLayerSpec> layerList) {
         return layers.register(caller, principal, instanceId, tpRank, tpSize, deviceId, layerList)
                 .layerCount();
     }

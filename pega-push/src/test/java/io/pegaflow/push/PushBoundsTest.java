@@ -3,12 +3,11 @@ package io.pegaflow.push;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.google.protobuf.ByteString;
 import io.pegaflow.core.device.Caller;
 import io.pegaflow.core.device.ProcessUid;
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.instance.Principal;
-import io.pegaflow.proto.ext.push.PushLayer;
+import io.pegaflow.push.layout.PushLayerSpec;
 import io.pegaflow.testkit.LoadStateShm;
 import io.pegaflow.testkit.MockVllmWorker;
 import io.pegaflow.testkit.PushClient;
@@ -59,16 +58,15 @@ class PushBoundsTest {
         tenants = PushFixture.worker("tenant-dc", 0, 1, node.port());
         client = PushClient.connect("127.0.0.1", node.port(), RPC);
         client.registerLayers(owned);
-        List<PushLayer> layers = new ArrayList<>();
+        List<PushLayerSpec> layers = new ArrayList<>();
         tenants.layers()
-                .forEach(r -> layers.add(PushLayer.newBuilder()
-                        .setName(r.name())
-                        .setWrapperBytes(ByteString.copyFrom(r.descriptor()))
-                        .setNumBlocks(r.layout().numBlocks())
-                        .setBytesPerBlock(r.layout().bytesPerBlock())
-                        .setKvStrideBytes(r.layout().kvStrideBytes())
-                        .setSegments(r.layout().segments())
-                        .build()));
+                .forEach(r -> layers.add(new PushLayerSpec(
+                        r.name(),
+                        r.descriptor(),
+                        r.layout().numBlocks(),
+                        r.layout().bytesPerBlock(),
+                        r.layout().kvStrideBytes(),
+                        r.layout().segments())));
         node.engine.registerLayers(
                 new Caller("tenant-dc", OptionalInt.of(ProcessUid.current())), TENANT, "tenant-dc", 0, 1, 0, layers);
     }
@@ -132,7 +130,7 @@ class PushBoundsTest {
                         0,
                         1 << 20,
                         0,
-                        List.of(PushLayer.newBuilder().setName("l").build())))
+                        List.of(new PushLayerSpec("l", new byte[0], 0, 0, 0, 0))))
                 .isInstanceOfSatisfying(EngineException.class, e -> {
                     assertThat(e.kind()).isEqualTo(EngineException.Kind.INVALID_ARGUMENT);
                     assertThat(e.getMessage()).isEqualTo("tp_size 1048576 exceeds the supported maximum of 1024");

@@ -14,6 +14,7 @@ import io.pegaflow.kernel.agent.AgentGroup;
 import io.pegaflow.kernel.agent.NanoClock;
 import io.pegaflow.push.grpc.GrpcDecodeLink;
 import io.pegaflow.push.grpc.PdPushGrpcService;
+import io.pegaflow.push.grpc.PushWire;
 import io.pegaflow.push.layout.HandshakeSeal;
 import io.pegaflow.transfer.TransferConfig;
 import io.pegaflow.transfer.TransferEngine;
@@ -71,6 +72,7 @@ final class PushNode implements AutoCloseable {
         engine = new PushEngine(
                 config,
                 seal,
+                new PushWire(),
                 cache.staging(),
                 cache.sideRegistrations(),
                 cache.workers(),

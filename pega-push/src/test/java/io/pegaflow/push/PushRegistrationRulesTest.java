@@ -13,7 +13,7 @@ import io.pegaflow.core.device.host.HostDeviceBackend;
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.instance.Principal;
 import io.pegaflow.proto.ext.push.PrepareReceiveResponse;
-import io.pegaflow.proto.ext.push.PushLayer;
+import io.pegaflow.push.layout.PushLayerSpec;
 import io.pegaflow.testkit.LayerReadyShm;
 import io.pegaflow.testkit.LoadStateShm;
 import java.time.Duration;
@@ -40,7 +40,7 @@ class PushRegistrationRulesTest extends PushContract {
 
     @Test
     void shouldRefuseAnotherPrincipalOnAnInstanceIdWithPushLayers() {
-        List<PushLayer> none = List.of(PushLayer.newBuilder().setName("x").build());
+        List<PushLayerSpec> none = List.of(new PushLayerSpec("x", new byte[0], 0, 0, 0, 0));
         Caller caller = new Caller("prefill-0", OptionalInt.of(ProcessUid.current()));
 
         assertThatThrownBy(() -> prefillNode.engine.registerLayers(caller, STRANGER, "prefill-0", 0, 1, 0, none))

@@ -11,6 +11,7 @@ import io.pegaflow.proto.ext.push.LayerTarget;
 import io.pegaflow.proto.ext.push.PrepareReceiveResponse;
 import io.pegaflow.proto.ext.push.PushHandshake;
 import io.pegaflow.proto.ext.push.RankTarget;
+import io.pegaflow.push.grpc.PushWire;
 import io.pegaflow.push.layout.HandshakeSeal;
 import io.pegaflow.testkit.LayerReadyShm;
 import io.pegaflow.testkit.LoadStateShm;
@@ -90,7 +91,7 @@ class PushSealTest extends PushContract {
     @Test
     void shouldRefuseAnUnsealedOrForeignSealedHandshake() throws Exception {
         assertRefusedAfter(h -> h.toBuilder().clearSeal().build());
-        assertRefusedAfter(h -> HandshakeSeal.of("another-cluster-credential-value")
-                .seal(h.toBuilder().clearSeal().build()));
+        assertRefusedAfter(h -> PushWire.toWire(HandshakeSeal.of("another-cluster-credential-value")
+                .seal(PushWire.fromWire(h.toBuilder().clearSeal().build()), new PushWire())));
     }
 }

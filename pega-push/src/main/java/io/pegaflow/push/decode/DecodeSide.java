@@ -10,8 +10,8 @@ import io.pegaflow.kernel.agent.AgentGroup;
 import io.pegaflow.kernel.agent.AgentRunner;
 import io.pegaflow.kernel.agent.CommandQueue;
 import io.pegaflow.kernel.agent.NanoClock;
-import io.pegaflow.proto.ext.push.PushHandshake;
 import io.pegaflow.push.layout.Deadlines;
+import io.pegaflow.push.layout.HandshakeCodec;
 import io.pegaflow.push.layout.HandshakeSeal;
 import io.pegaflow.push.layout.Handshakes;
 import io.pegaflow.push.layout.PushLayerTable;
@@ -42,6 +42,7 @@ public final class DecodeSide implements AutoCloseable {
 
     private final PushLayerTable layers;
     private final HandshakeSeal seal;
+    private final HandshakeCodec handshakes;
     private final StagingAllocator allocator;
     private final NanoClock clock;
     private final Supplier<String> advertiseAddress;
@@ -80,6 +81,7 @@ public final class DecodeSide implements AutoCloseable {
     public DecodeSide(
             PushLayerTable layers,
             HandshakeSeal seal,
+            HandshakeCodec handshakes,
             StagingAllocator allocator,
             NanoClock clock,
             Supplier<String> advertiseAddress,
@@ -91,6 +93,7 @@ public final class DecodeSide implements AutoCloseable {
             Admission admission) {
         this.layers = layers;
         this.seal = seal;
+        this.handshakes = handshakes;
         this.allocator = allocator;
         this.clock = clock;
         this.advertiseAddress = advertiseAddress;
@@ -133,7 +136,7 @@ public final class DecodeSide implements AutoCloseable {
     private static final long DEADLINE_IDLE_NANOS = 1_000_000;
 
     /** The prepared receive: its id and the handshake blob for the prefill side. */
-    public record Prepared(long receiveId, PushHandshake handshake) {}
+    public record Prepared(long receiveId, byte[] handshake) {}
 
     /**
      * Reserves staging for every rank of {@code instanceId} and attaches each rank's load_state object.
@@ -200,8 +203,9 @@ public final class DecodeSide implements AutoCloseable {
             ReceiveKey key = ReceiveKey.of(newId(), random);
             long id = key.id();
             long[] bases = staging.stream().mapToLong(PinnedAllocation::address).toArray();
-            PushHandshake h = Handshakes.build(
+            byte[] h = Handshakes.build(
                     seal,
+                    handshakes,
                     advertiseAddress.get(),
                     transferDescriptor,
                     key,

@@ -1,5 +1,6 @@
 package io.pegaflow.push.grpc;
 
+import com.google.protobuf.ByteString;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.pegaflow.core.device.Caller;
@@ -49,7 +50,7 @@ public final class PdPushGrpcService extends PdPushGrpc.PdPushImplBase {
                 r.getTpRank(),
                 r.getTpSize(),
                 r.getDeviceId(),
-                r.getLayersList());
+                PushWire.layers(r.getLayersList()));
         reply(out, RegisterPushLayersResponse.newBuilder().setLayers(n).build());
     }
 
@@ -67,7 +68,7 @@ public final class PdPushGrpcService extends PdPushGrpc.PdPushImplBase {
                 out,
                 PrepareReceiveResponse.newBuilder()
                         .setReceiveId(p.receiveId())
-                        .setHandshake(p.handshake().toByteString())
+                        .setHandshake(ByteString.copyFrom(p.handshake()))
                         .build());
     }
 

@@ -1,8 +1,6 @@
 package io.pegaflow.push.layout;
 
-import com.google.protobuf.ByteString;
 import io.pegaflow.core.error.EngineException;
-import io.pegaflow.proto.ext.push.PushHandshake;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
@@ -12,7 +10,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Seals handshakes with the cluster credential ({@code pega.cluster.token}): the decode server signs every handshake
- * it hands out (HMAC-SHA256 over the handshake serialized with an empty seal), and a prefill server with the same
+ * it hands out (HMAC-SHA256 over the handshake encoded with an empty seal), and a prefill server with the same
  * credential refuses a handshake whose seal does not match before it reads an address or hands a worker address to
  * UCX. The blob crosses two untrusted hops (the schedulers); without a seal a client could aim the prefill server's
  * puts at any address of the decode server, or make UCX abort the prefill server on a malformed worker address
@@ -58,39 +56,36 @@ public final class HandshakeSeal {
         return key != null;
     }
 
-    /** {@code unsealed} with its seal set (unchanged without a credential). */
-    public PushHandshake seal(PushHandshake unsealed) {
+    /** {@code unsealed} with its seal set over its encoding by {@code codec} (unchanged without a credential). */
+    public Handshake seal(Handshake unsealed, HandshakeCodec codec) {
         if (key == null) {
             return unsealed;
         }
-        return unsealed.toBuilder()
-                .setSeal(ByteString.copyFrom(
-                        mac(key, unsealed.toBuilder().clearSeal().build())))
-                .build();
+        return unsealed.withSeal(mac(key, codec.encode(unsealed.withSeal(new byte[0]))));
     }
 
     /**
-     * Checks a parsed handshake's seal (nothing without a credential).
+     * Checks a decoded handshake's seal over the bytes it covers (nothing without a credential).
      *
      * @throws EngineException INVALID_ARGUMENT when it is missing or does not match
      */
-    public void check(PushHandshake h) {
+    public void check(HandshakeCodec.Decoded blob) {
         if (key == null) {
             return;
         }
-        byte[] expected = mac(key, h.toBuilder().clearSeal().build());
-        if (!MessageDigest.isEqual(expected, h.getSeal().toByteArray())) {
+        byte[] expected = mac(key, blob.sealedBytes());
+        if (!MessageDigest.isEqual(expected, blob.handshake().seal())) {
             throw EngineException.invalidArgument("handshake: not sealed by a decode server of this cluster (its seal"
                     + " is missing or does not match: the blob was changed on its way, or the decode server has another"
                     + " pega.cluster.token)");
         }
     }
 
-    private static byte[] mac(SecretKeySpec key, PushHandshake h) {
+    private static byte[] mac(SecretKeySpec key, byte[] bytes) {
         try {
             Mac mac = Mac.getInstance(ALGORITHM);
             mac.init(key);
-            return mac.doFinal(h.toByteArray());
+            return mac.doFinal(bytes);
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("HmacSHA256 is part of every Java runtime", e);
         }

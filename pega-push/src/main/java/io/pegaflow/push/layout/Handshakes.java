@@ -1,15 +1,12 @@
 package io.pegaflow.push.layout;
 
-import com.google.protobuf.ByteString;
-import com.google.protobuf.InvalidProtocolBufferException;
 import io.pegaflow.core.error.EngineException;
-import io.pegaflow.proto.ext.push.LayerTarget;
-import io.pegaflow.proto.ext.push.PushHandshake;
-import io.pegaflow.proto.ext.push.RankTarget;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Builds and checks the {@link PushHandshake} blob (pd_push.proto). The blob crosses two untrusted hops (decode
+ * Builds and checks the {@link Handshake} blob ({@code PushHandshake} of pd_push.proto, through a
+ * {@link HandshakeCodec}). The blob crosses two untrusted hops (decode
  * scheduler, prefill scheduler), so every field is checked before it is used, and a prefill rank whose layout differs
  * from the decode rank's is refused before anything moves.
  */
@@ -22,8 +19,9 @@ public final class Handshakes {
     private Handshakes() {}
 
     /** The blob for one receive, sealed by {@code seal}: every rank's staging base and the common per-layer layout. */
-    public static PushHandshake build(
+    public static byte[] build(
             HandshakeSeal seal,
+            HandshakeCodec codec,
             String decodeAddress,
             byte[] transferDescriptor,
             ReceiveKey receive,
@@ -32,28 +30,31 @@ public final class Handshakes {
             List<RankLayers> ranks,
             long[] stagingBase,
             List<StagingLayout> layouts) {
-        PushHandshake.Builder b = PushHandshake.newBuilder()
-                .setVersion(VERSION)
-                .setDecodeAddress(decodeAddress)
-                .setTransferDescriptor(ByteString.copyFrom(transferDescriptor))
-                .setReceiveId(receive.id())
-                .setReceiveSecret(ByteString.copyFrom(receive.secret()))
-                .setTpSize(tpSize)
-                .setNumBlocks(blocks);
+        List<Handshake.RankTarget> targets = new ArrayList<>(ranks.size());
         for (int r = 0; r < ranks.size(); r++) {
             RankLayers rank = ranks.get(r);
             StagingLayout layout = layouts.get(r);
-            RankTarget.Builder t = RankTarget.newBuilder().setTpRank(rank.tpRank());
+            List<Handshake.LayerTarget> layers = new ArrayList<>(layout.layers());
             for (int l = 0; l < layout.layers(); l++) {
-                t.addLayers(LayerTarget.newBuilder()
-                        .setName(rank.layers().get(l).name())
-                        .setBaseAddress(stagingBase[r] + layout.layerOffset(l))
-                        .setSegmentBytes(layout.segmentBytes(l))
-                        .setSegments(layout.segments(l)));
+                layers.add(new Handshake.LayerTarget(
+                        rank.layers().get(l).name(),
+                        stagingBase[r] + layout.layerOffset(l),
+                        layout.segmentBytes(l),
+                        layout.segments(l)));
             }
-            b.addRanks(t);
+            targets.add(new Handshake.RankTarget(rank.tpRank(), layers));
         }
-        return seal.seal(b.build());
+        Handshake unsealed = new Handshake(
+                VERSION,
+                decodeAddress,
+                transferDescriptor,
+                receive.id(),
+                tpSize,
+                blocks,
+                targets,
+                receive.secret(),
+                new byte[0]);
+        return codec.encode(seal.seal(unsealed, codec));
     }
 
     /**
@@ -64,71 +65,64 @@ public final class Handshakes {
      *     FAILED_PRECONDITION for unequal TP sizes or a
      *     layout that differs between prefill and decode
      */
-    public static Parsed parse(HandshakeSeal seal, byte[] bytes, RankLayers rank, int blocks) {
+    public static Parsed parse(HandshakeSeal seal, HandshakeCodec codec, byte[] bytes, RankLayers rank, int blocks) {
         if (bytes.length == 0 || bytes.length > MAX_BYTES) {
             throw EngineException.invalidArgument(
                     "handshake: expected 1 to " + MAX_BYTES + " bytes, got " + bytes.length);
         }
-        PushHandshake h;
-        try {
-            h = PushHandshake.parseFrom(bytes);
-        } catch (InvalidProtocolBufferException e) {
-            throw EngineException.invalidArgument("handshake: not a PushHandshake (" + e.getMessage() + ")");
-        }
-        if (h.getVersion() != VERSION) {
+        HandshakeCodec.Decoded blob = codec.decode(bytes);
+        Handshake h = blob.handshake();
+        if (h.version() != VERSION) {
             throw EngineException.invalidArgument(
-                    "handshake: version " + h.getVersion() + ", this server speaks " + VERSION);
+                    "handshake: version " + h.version() + ", this server speaks " + VERSION);
         }
-        seal.check(h); // before any address or descriptor in it is read
-        if (h.getReceiveId() == 0
-                || h.getDecodeAddress().isBlank()
-                || h.getTransferDescriptor().isEmpty()) {
+        seal.check(blob); // before any address or descriptor in it is read
+        if (h.receiveId() == 0 || h.decodeAddress().isBlank() || h.transferDescriptor().length == 0) {
             throw EngineException.invalidArgument(
                     "handshake: receive_id, decode_address and transfer_descriptor are" + " required");
         }
-        if (h.getReceiveSecret().size() != ReceiveKey.SECRET_BYTES) {
+        if (h.receiveSecret().length != ReceiveKey.SECRET_BYTES) {
             throw EngineException.invalidArgument("handshake: receive_secret must be " + ReceiveKey.SECRET_BYTES
-                    + " bytes, got " + h.getReceiveSecret().size());
+                    + " bytes, got " + h.receiveSecret().length);
         }
-        if (h.getTpSize() != rank.tpSize()) {
+        if (h.tpSize() != rank.tpSize()) {
             throw EngineException.failedPrecondition("unequal TP sizes: prefill tp_size=" + rank.tpSize()
-                    + ", decode tp_size=" + h.getTpSize() + "; the push maps prefill rank i to decode rank i and"
+                    + ", decode tp_size=" + h.tpSize() + "; the push maps prefill rank i to decode rank i and"
                     + " needs equal TP sizes on both sides");
         }
-        if (h.getRanksCount() != h.getTpSize()) {
+        if (h.ranks().size() != h.tpSize()) {
             throw EngineException.invalidArgument(
-                    "handshake: " + h.getRanksCount() + " rank targets for tp_size " + h.getTpSize());
+                    "handshake: " + h.ranks().size() + " rank targets for tp_size " + h.tpSize());
         }
-        if (h.getNumBlocks() != blocks) {
+        if (h.numBlocks() != blocks) {
             throw EngineException.failedPrecondition(
-                    "block count differs: prefill pushes " + blocks + " blocks, decode prepared " + h.getNumBlocks());
+                    "block count differs: prefill pushes " + blocks + " blocks, decode prepared " + h.numBlocks());
         }
-        RankTarget target = null;
-        for (RankTarget t : h.getRanksList()) {
-            if (t.getTpRank() == rank.tpRank()) {
+        Handshake.RankTarget target = null;
+        for (Handshake.RankTarget t : h.ranks()) {
+            if (t.tpRank() == rank.tpRank()) {
                 target = t;
             }
         }
         if (target == null) {
             throw EngineException.invalidArgument("handshake: no target for tp_rank " + rank.tpRank());
         }
-        if (target.getLayersCount() != rank.layerCount()) {
+        if (target.layers().size() != rank.layerCount()) {
             throw EngineException.failedPrecondition("layer count differs: prefill rank " + rank.tpRank() + " has "
-                    + rank.layerCount() + " layers, decode " + target.getLayersCount());
+                    + rank.layerCount() + " layers, decode " + target.layers().size());
         }
         for (int l = 0; l < rank.layerCount(); l++) {
-            LayerTarget t = target.getLayers(l);
-            if (t.getSegments() != rank.segments(l) || t.getSegmentBytes() != rank.segmentBytes(l)) {
+            Handshake.LayerTarget t = target.layers().get(l);
+            if (t.segments() != rank.segments(l) || t.segmentBytes() != rank.segmentBytes(l)) {
                 throw EngineException.failedPrecondition(
                         "layout of layer " + l + " (" + rank.layers().get(l).name()
                                 + ") differs: prefill " + rank.segments(l) + " x " + rank.segmentBytes(l) + " bytes per"
-                                + " block, decode " + t.getSegments() + " x " + t.getSegmentBytes());
+                                + " block, decode " + t.segments() + " x " + t.segmentBytes());
             }
         }
-        return new Parsed(
-                h, target, new ReceiveKey(h.getReceiveId(), h.getReceiveSecret().toByteArray()));
+        return new Parsed(h, target, new ReceiveKey(h.receiveId(), h.receiveSecret()));
     }
 
     /** A checked handshake, this rank's target in it, and the key its receive is named by between servers. */
-    public record Parsed(PushHandshake handshake, RankTarget target, ReceiveKey receive) {}
+    public record Parsed(Handshake handshake, Handshake.RankTarget target, ReceiveKey receive) {}
 }

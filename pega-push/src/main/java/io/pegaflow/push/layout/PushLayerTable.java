@@ -8,7 +8,6 @@ import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.instance.InstanceLimits;
 import io.pegaflow.core.instance.LayerRegistration;
 import io.pegaflow.core.instance.Principal;
-import io.pegaflow.proto.ext.push.PushLayer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -55,13 +54,13 @@ public final class PushLayerTable implements AutoCloseable {
             int tpRank,
             int tpSize,
             int deviceId,
-            List<PushLayer> layers) {
+            List<PushLayerSpec> layers) {
         if (instanceId.isBlank()) {
             throw EngineException.invalidArgument("instance_id must not be empty");
         }
         InstanceLimits.requireName("instance_id", instanceId);
-        for (PushLayer l : layers) {
-            InstanceLimits.requireName("layer name", l.getName());
+        for (PushLayerSpec l : layers) {
+            InstanceLimits.requireName("layer name", l.name());
         }
         if (tpSize > InstanceLimits.MAX_TP_SIZE) {
             // RegisterContext's text for the same bound
@@ -80,22 +79,14 @@ public final class PushLayerTable implements AutoCloseable {
         DeviceWorkers.Lanes lanes;
         try {
             for (int i = 0; i < layers.size(); i++) {
-                PushLayer l = layers.get(i);
-                if (l.getSegments() > 2) {
-                    throw EngineException.invalidArgument("layer " + l.getName() + ": segments must be 1 or 2");
+                PushLayerSpec l = layers.get(i);
+                if (l.segments() > 2) {
+                    throw EngineException.invalidArgument("layer " + l.name() + ": segments must be 1 or 2");
                 }
-                LayerMemory memory =
-                        workers.openLayer(caller, deviceId, l.getWrapperBytes().toByteArray());
+                LayerMemory memory = workers.openLayer(caller, deviceId, l.wrapperBytes());
                 try {
                     opened.add(LayerRegistration.validate(
-                            l.getName(),
-                            i,
-                            memory,
-                            l.getNumBlocks(),
-                            l.getBytesPerBlock(),
-                            l.getKvStrideBytes(),
-                            l.getSegments(),
-                            1));
+                            l.name(), i, memory, l.numBlocks(), l.bytesPerBlock(), l.kvStrideBytes(), l.segments(), 1));
                 } catch (RuntimeException e) {
                     memory.close();
                     throw e;

@@ -11,6 +11,7 @@ import io.pegaflow.kernel.agent.AgentRunner;
 import io.pegaflow.kernel.agent.CommandQueue;
 import io.pegaflow.kernel.agent.NanoClock;
 import io.pegaflow.push.layout.Deadlines;
+import io.pegaflow.push.layout.HandshakeCodec;
 import io.pegaflow.push.layout.HandshakeSeal;
 import io.pegaflow.push.layout.Handshakes;
 import io.pegaflow.push.layout.PushLayerTable;
@@ -43,6 +44,7 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class PrefillSide implements AutoCloseable {
     private final PushLayerTable layers;
     private final HandshakeSeal seal;
+    private final HandshakeCodec handshakes;
     private final StagingAllocator staging;
     private final TransferEngine transfer;
     private final NanoClock clock;
@@ -80,6 +82,7 @@ public final class PrefillSide implements AutoCloseable {
     public PrefillSide(
             PushLayerTable layers,
             HandshakeSeal seal,
+            HandshakeCodec handshakes,
             StagingAllocator staging,
             TransferEngine transfer,
             DecodeLink link,
@@ -93,6 +96,7 @@ public final class PrefillSide implements AutoCloseable {
             Admission admission) {
         this.layers = layers;
         this.seal = seal;
+        this.handshakes = handshakes;
         this.staging = staging;
         this.transfer = transfer;
         this.clock = clock;
@@ -163,11 +167,11 @@ public final class PrefillSide implements AutoCloseable {
                         + rank.layers().get(0).numBlocks() + " blocks of instance " + instanceId);
             }
         }
-        Handshakes.Parsed parsed = Handshakes.parse(seal, handshake, rank, blocks.length);
+        Handshakes.Parsed parsed = Handshakes.parse(seal, handshakes, handshake, rank, blocks.length);
         long timeout = Deadlines.bounded(timeoutMs, defaultTimeoutNanos);
         long deadline = clock.nanoTime() + timeout;
-        PeerId peer = new PeerId(parsed.handshake().getDecodeAddress());
-        connect(peer, parsed.handshake().getTransferDescriptor().toByteArray());
+        PeerId peer = new PeerId(parsed.handshake().decodeAddress());
+        connect(peer, parsed.handshake().transferDescriptor());
         StagingLayout layout = StagingLayout.of(rank, blocks.length);
         List<AutoCloseable> undo = new ArrayList<>();
         admission.admit(caller);

@@ -3,7 +3,7 @@ package io.pegaflow.push.prefill;
 import io.pegaflow.core.instance.Principal;
 import io.pegaflow.core.load.LoadStateSignal;
 import io.pegaflow.core.memory.PinnedAllocation;
-import io.pegaflow.proto.ext.push.RankTarget;
+import io.pegaflow.push.layout.Handshake;
 import io.pegaflow.push.layout.RankLayers;
 import io.pegaflow.push.layout.ReceiveKey;
 import io.pegaflow.push.layout.StagingLayout;
@@ -30,7 +30,7 @@ final class Push {
     final StagingLayout layout;
     final PeerId peer;
     final ReceiveKey receive;
-    final RankTarget target;
+    final Handshake.RankTarget target;
     final long deadlineNanos;
 
     // push agent only
@@ -59,7 +59,7 @@ final class Push {
             StagingLayout layout,
             PeerId peer,
             ReceiveKey receive,
-            RankTarget target,
+            Handshake.RankTarget target,
             long deadlineNanos) {
         this.id = id;
         this.requestId = requestId;

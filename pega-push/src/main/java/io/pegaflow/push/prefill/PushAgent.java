@@ -7,7 +7,7 @@ import io.pegaflow.kernel.agent.IdleStrategy;
 import io.pegaflow.kernel.agent.NanoClock;
 import io.pegaflow.kernel.plan.MergeRule;
 import io.pegaflow.kernel.plan.RangePlan;
-import io.pegaflow.proto.ext.push.LayerTarget;
+import io.pegaflow.push.layout.Handshake;
 import io.pegaflow.transfer.TransferBatch;
 import io.pegaflow.transfer.TransferEngine;
 import io.pegaflow.transfer.TransferResult;
@@ -190,12 +190,12 @@ final class PushAgent implements Agent {
         long now = clock.nanoTime();
         TransferBatch batch;
         try {
-            LayerTarget target = p.target.getLayers(layer);
+            Handshake.LayerTarget target = p.target.layers().get(layer);
             long local = p.staging.address() + p.layout.layerOffset(layer);
             long total = p.layout.layerBytes(layer);
             batch = TransferBatch.put((int) Math.min(1024, total / chunkBytes + 1), MergeRule.NEVER);
             for (long off = 0; off < total; off += chunkBytes) {
-                batch.add(local + off, target.getBaseAddress() + off, Math.min(chunkBytes, total - off));
+                batch.add(local + off, target.baseAddress() + off, Math.min(chunkBytes, total - off));
             }
         } catch (RuntimeException e) {
             outstandingLayers--;

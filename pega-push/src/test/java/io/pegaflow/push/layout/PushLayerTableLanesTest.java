@@ -3,7 +3,6 @@ package io.pegaflow.push.layout;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.google.protobuf.ByteString;
 import io.pegaflow.core.device.Caller;
 import io.pegaflow.core.device.host.HostDeviceBackend;
 import io.pegaflow.core.engine.DeviceWorkers;
@@ -15,7 +14,6 @@ import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.instance.Principal;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
-import io.pegaflow.proto.ext.push.PushLayer;
 import io.pegaflow.testkit.KvLayout;
 import io.pegaflow.testkit.LayerRegion;
 import io.pegaflow.testkit.MockVllmWorker;
@@ -96,17 +94,11 @@ class PushLayerTableLanesTest {
 
     private RankLayers register(MockVllmWorker w, int deviceId) {
         String instanceId = w.instanceId();
-        List<PushLayer> layers = new ArrayList<>();
+        List<PushLayerSpec> layers = new ArrayList<>();
         for (LayerRegion r : w.layers()) {
             KvLayout l = r.layout();
-            layers.add(PushLayer.newBuilder()
-                    .setName(r.name())
-                    .setWrapperBytes(ByteString.copyFrom(r.descriptor()))
-                    .setNumBlocks(l.numBlocks())
-                    .setBytesPerBlock(l.bytesPerBlock())
-                    .setKvStrideBytes(l.kvStrideBytes())
-                    .setSegments(l.segments())
-                    .build());
+            layers.add(new PushLayerSpec(
+                    r.name(), r.descriptor(), l.numBlocks(), l.bytesPerBlock(), l.kvStrideBytes(), l.segments()));
         }
         return table.register(Caller.inProcess(instanceId), Principal.inProcess(), instanceId, 0, 1, deviceId, layers);
     }

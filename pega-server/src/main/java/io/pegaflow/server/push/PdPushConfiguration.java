@@ -14,6 +14,7 @@ import io.pegaflow.push.PushStats;
 import io.pegaflow.push.grpc.CallerUid;
 import io.pegaflow.push.grpc.GrpcDecodeLink;
 import io.pegaflow.push.grpc.PdPushGrpcService;
+import io.pegaflow.push.grpc.PushWire;
 import io.pegaflow.push.layout.HandshakeSeal;
 import io.pegaflow.server.config.ClusterProperties;
 import io.pegaflow.server.config.NodeCustomizer;
@@ -62,6 +63,7 @@ public class PdPushConfiguration {
                     new NodeContext.Ucx(transferConfig(p), KEYS, p.shmPool()),
                     config,
                     HandshakeSeal.of(cluster.token()), // ClusterConfiguration warns when it is empty
+                    new PushWire(),
                     new GrpcDecodeLink(p.rpcTimeout(), channels.credentials(), channels.credential()),
                     () -> advertised.isBlank() ? "127.0.0.1:" + port.port() : advertised));
         };
