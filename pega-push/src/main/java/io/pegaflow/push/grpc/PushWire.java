@@ -14,10 +14,10 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The push's messages of {@code pegaflow.ext.PdPush} (pd_push.proto) and the domain values they carry, both ways:
- * the one place outside the generated code that knows their fields. As the {@link HandshakeCodec} of the push engine,
- * a handshake's blob is its {@link PushHandshake} serialized, so the bytes a seal covers are exactly what went over
- * the wire before the domain had types of its own. Stateless and thread-safe.
+ * The handshake and the registered layers between their messages of {@code pegaflow.ext.PdPush} (pd_push.proto) and
+ * the push's domain records; the requests' scalar fields are read where each RPC is served. As the push engine's
+ * {@link HandshakeCodec}, a handshake's blob is its {@link PushHandshake} serialized, so a seal covers the same bytes
+ * it covered when the domain passed the generated messages around. Stateless and thread-safe.
  */
 public final class PushWire implements HandshakeCodec {
     @Override

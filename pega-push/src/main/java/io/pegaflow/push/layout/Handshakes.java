@@ -5,10 +5,10 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Builds and checks the {@link Handshake} blob ({@code PushHandshake} of pd_push.proto, through a
- * {@link HandshakeCodec}). The blob crosses two untrusted hops (decode
- * scheduler, prefill scheduler), so every field is checked before it is used, and a prefill rank whose layout differs
- * from the decode rank's is refused before anything moves.
+ * Builds and checks the {@link Handshake} blob ({@code PushHandshake} of pd_push.proto, encoded by a
+ * {@link HandshakeCodec}). The blob crosses two untrusted hops (decode scheduler, prefill scheduler), so every field is
+ * checked before it is used, and a prefill rank whose layout differs from the decode rank's is refused before anything
+ * moves.
  */
 public final class Handshakes {
     /** 2 adds the receive secret (decision 0022); a version 1 blob is refused as too old to be trusted. */
