@@ -6,7 +6,6 @@ import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
-import io.pegaflow.core.engine.LayerSave;
 import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.core.engine.QueryOutcome;
 import io.pegaflow.core.engine.RegisterCommand;
@@ -38,7 +37,6 @@ import io.pegaflow.proto.ReleaseResponse;
 import io.pegaflow.proto.ReleaseTransferLockRequest;
 import io.pegaflow.proto.ReleaseTransferLockResponse;
 import io.pegaflow.proto.ResponseStatus;
-import io.pegaflow.proto.SaveRequest;
 import io.pegaflow.proto.SaveResponse;
 import io.pegaflow.proto.SessionEvent;
 import io.pegaflow.proto.SessionRequest;
@@ -113,14 +111,15 @@ class EngineGrpcService implements EngineGrpc.AsyncService, BindableService {
     }
 
     /**
-     * Load is bound to {@link #load(LoadRequestWire, StreamObserver)}: its fields are read by generation. Save and Load
+     * Load is bound to {@link #load(LoadRequestWire, StreamObserver)}: its fields are read by generation; Save to
+     * {@link #save(SaveCall, StreamObserver)}, decoded straight into the engine's arrays. Save and Load
      * time their receive and parse phases ({@link PhaseTimedBinding}); the recorders are looked up per call, since the
      * meter binder may install them after this binding.
      */
     @Override
     public ServerServiceDefinition bindService() {
         return PhaseTimedBinding.wrap(
-                LoadBinding.rebind(EngineGrpc.bindService(this), this::load),
+                SaveBinding.rebind(LoadBinding.rebind(EngineGrpc.bindService(this), this::load), this::save),
                 clock,
                 Map.of(
                         EngineGrpc.getSaveMethod().getFullMethodName(),
@@ -178,19 +177,24 @@ class EngineGrpcService implements EngineGrpc.AsyncService, BindableService {
         reply(out, RegisterContextResponse.newBuilder().setStatus(OK).build());
     }
 
-    @Override
-    public void save(SaveRequest r, StreamObserver<SaveResponse> out) {
+    /**
+     * Save, bound to {@link SaveCall}: {@link SaveBinding} decoded the layers while parsing, so what is left before
+     * the engine is the caller's authorization.
+     */
+    void save(SaveCall r, StreamObserver<SaveResponse> out) {
         long begun = clock.nanoTime();
-        engine.authorize(r.getInstanceId(), CallerIdentity.current().principal());
-        List<LayerSave> saves = SaveWire.layers(r.getSavesList());
+        if (r.malformed() != null) {
+            throw EngineException.invalidArgument(r.malformed());
+        }
+        engine.authorize(r.instanceId(), CallerIdentity.current().principal());
         PhaseRecorders<SavePhase> phases = engine.savePhases();
         phases.of(SavePhase.DECODE).recordNanos(clock.nanoTime() - begun);
         engine.save(
-                r.getInstanceId(),
-                Integer.toUnsignedLong(r.getTpRank()),
-                Integer.toUnsignedLong(r.getPpRank()),
-                r.getDeviceId(),
-                saves);
+                r.instanceId(),
+                Integer.toUnsignedLong(r.tpRank()),
+                Integer.toUnsignedLong(r.ppRank()),
+                r.deviceId(),
+                r.layers());
         long saved = clock.nanoTime();
         reply(out, SaveResponse.newBuilder().setStatus(OK).build());
         phases.of(SavePhase.REPLY).recordNanos(clock.nanoTime() - saved);
@@ -337,6 +341,10 @@ class EngineGrpcService implements EngineGrpc.AsyncService, BindableService {
     }
 
     private static List<byte[]> bytes(List<ByteString> values) {
-        return SaveWire.bytes(values);
+        List<byte[]> out = new ArrayList<>(values.size());
+        for (ByteString b : values) {
+            out.add(b.toByteArray());
+        }
+        return out;
     }
 }

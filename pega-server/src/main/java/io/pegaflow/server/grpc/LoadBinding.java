@@ -1,9 +1,7 @@
 package io.pegaflow.server.grpc;
 
 import io.grpc.MethodDescriptor;
-import io.grpc.ServerMethodDefinition;
 import io.grpc.ServerServiceDefinition;
-import io.grpc.ServiceDescriptor;
 import io.grpc.protobuf.ProtoUtils;
 import io.grpc.stub.ServerCalls;
 import io.pegaflow.proto.EngineGrpc;
@@ -25,20 +23,6 @@ final class LoadBinding {
                         ProtoUtils.marshaller(LoadRequestWire.getDefaultInstance()),
                         ProtoUtils.marshaller(LoadResponse.getDefaultInstance()))
                 .build();
-        ServiceDescriptor original = generated.getServiceDescriptor();
-        ServiceDescriptor.Builder descriptor =
-                ServiceDescriptor.newBuilder(original.getName()).setSchemaDescriptor(original.getSchemaDescriptor());
-        for (MethodDescriptor<?, ?> method : original.getMethods()) {
-            descriptor.addMethod(
-                    method.getFullMethodName().equals(loadMethod.getFullMethodName()) ? loadMethod : method);
-        }
-        ServerServiceDefinition.Builder out = ServerServiceDefinition.builder(descriptor.build());
-        for (ServerMethodDefinition<?, ?> method : generated.getMethods()) {
-            if (!method.getMethodDescriptor().getFullMethodName().equals(loadMethod.getFullMethodName())) {
-                out.addMethod(method);
-            }
-        }
-        out.addMethod(loadMethod, ServerCalls.asyncUnaryCall(load));
-        return out.build();
+        return RequestBinding.rebind(generated, loadMethod, load);
     }
 }

@@ -2,10 +2,16 @@ package io.pegaflow.server.conformance;
 
 import static io.pegaflow.testkit.ReferenceHarness.blockIds;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.ByteString;
+import io.grpc.CallOptions;
+import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.grpc.protobuf.ProtoUtils;
+import io.grpc.stub.ClientCalls;
+import io.pegaflow.proto.EngineGrpc;
 import io.pegaflow.proto.LeaseLoad;
 import io.pegaflow.proto.LoadRequest;
 import io.pegaflow.proto.QueryReady;
@@ -17,6 +23,8 @@ import io.pegaflow.testkit.KvLayout;
 import io.pegaflow.testkit.LoadResult;
 import io.pegaflow.testkit.LoadStateShm;
 import io.pegaflow.testkit.MockVllmWorker;
+import java.io.ByteArrayInputStream;
+import java.io.InputStream;
 import java.time.Duration;
 import java.util.List;
 import java.util.function.UnaryOperator;
@@ -80,6 +88,51 @@ class SaveLoadValidationTest extends ConformanceSupport {
             assertThat(response.hasStatus()).isTrue();
             assertThat(response.getStatus().getOk()).isTrue();
             assertThat(response.getStatus().getMessage()).isEmpty();
+        }
+    }
+
+    /**
+     * Bytes that are no SaveRequest (a field cut short, a stray end-group tag, a name that is not UTF-8): the
+     * generated parser refuses them, and so does the server's own decoder, with INVALID_ARGUMENT (a marshaller's
+     * failure would have reached the client as UNKNOWN), and the server goes on serving.
+     */
+    @Test
+    void shouldRejectSaveWhoseBytesAreNotASaveRequest() {
+        MethodDescriptor<byte[], SaveResponse> raw = EngineGrpc.getSaveMethod().toBuilder(
+                        new RawBytes(), ProtoUtils.marshaller(SaveResponse.getDefaultInstance()))
+                .build();
+        byte[][] garbage = {
+            {0x0A, 0x05, 'a'}, {0x22, 0x03, 0x12, 0x05, 0x01}, {0x0C}, {0x0A, 0x02, (byte) 0xC3, 0x28}, {(byte) 0xFF}
+        };
+        try (MockVllmWorker w = refWorker(ID).build()) {
+            w.register();
+            for (byte[] bytes : garbage) {
+                assertThatThrownBy(() ->
+                                ClientCalls.blockingUnaryCall(w.stub().getChannel(), raw, CallOptions.DEFAULT, bytes))
+                        .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+                            assertThat(e.getStatus().getDescription())
+                                    .startsWith("invalid argument: SaveRequest is not valid protobuf: ");
+                        });
+            }
+            w.fillBlocks(blockIds(4), PATTERN);
+            assertThat(w.save(blockIds(4), BlockPattern.hashes(59, 4))
+                            .getStatus()
+                            .getOk())
+                    .isTrue();
+        }
+    }
+
+    /** Sends bytes as they are. */
+    private static final class RawBytes implements MethodDescriptor.Marshaller<byte[]> {
+        @Override
+        public InputStream stream(byte[] value) {
+            return new ByteArrayInputStream(value);
+        }
+
+        @Override
+        public byte[] parse(InputStream stream) {
+            throw new UnsupportedOperationException("requests only");
         }
     }
 

@@ -1,11 +1,15 @@
 package io.pegaflow.server.grpc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.ByteString;
+import com.google.protobuf.CodedOutputStream;
+import com.google.protobuf.InvalidProtocolBufferException;
 import io.pegaflow.core.engine.LayerSave;
 import io.pegaflow.proto.SaveLayer;
 import io.pegaflow.proto.SaveRequest;
+import java.io.ByteArrayOutputStream;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -21,11 +25,10 @@ class SaveWireTest {
         return b.build();
     }
 
-    /** Through the wire, so the lists are protobuf's own (parsed), as the server sees them. */
     private static List<LayerSave> decode(SaveLayer... layers) throws Exception {
-        SaveRequest parsed = SaveRequest.parseFrom(
-                SaveRequest.newBuilder().addAllSaves(List.of(layers)).build().toByteArray());
-        return SaveWire.layers(parsed.getSavesList());
+        byte[] bytes =
+                SaveRequest.newBuilder().addAllSaves(List.of(layers)).build().toByteArray();
+        return SaveWire.decode(bytes, 0, bytes.length).layers();
     }
 
     @Test
@@ -67,5 +70,55 @@ class SaveWireTest {
 
         assertThat(out.get(0).blockIds()).containsExactly(-1, Integer.MAX_VALUE, 128, 127);
         assertThat(out.get(0).blockHashes()).isEmpty();
+    }
+
+    @Test
+    void shouldReadTheScalarsLastValueAndDefaults() throws Exception {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        CodedOutputStream out = CodedOutputStream.newInstance(bytes);
+        out.writeString(1, "first");
+        out.writeUInt32(5, 9);
+        out.writeInt32(3, -2);
+        out.writeString(1, "inst");
+        out.flush();
+
+        SaveCall call = SaveWire.decode(bytes.toByteArray(), 0, bytes.size());
+
+        assertThat(call.instanceId()).isEqualTo("inst");
+        assertThat(call.tpRank()).isZero();
+        assertThat(call.deviceId()).isEqualTo(-2);
+        assertThat(call.ppRank()).isEqualTo(9);
+        assertThat(call.layers()).isEmpty();
+        assertThat(call.malformed()).isNull();
+    }
+
+    @Test
+    void shouldRefuseANameThatIsNotUtf8AsTheGeneratedParserDoes() throws Exception {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        CodedOutputStream out = CodedOutputStream.newInstance(bytes);
+        out.writeBytes(1, ByteString.copyFrom(new byte[] {(byte) 0xC3, 0x28}));
+        out.flush();
+        byte[] wire = bytes.toByteArray();
+
+        assertThatThrownBy(() -> SaveRequest.parseFrom(wire)).isInstanceOf(InvalidProtocolBufferException.class);
+        assertThatThrownBy(() -> SaveWire.decode(wire, 0, wire.length))
+                .isInstanceOf(InvalidProtocolBufferException.class);
+    }
+
+    @Test
+    void shouldDecodeAMessageInsideALargerBuffer() throws Exception {
+        byte[] message = SaveRequest.newBuilder()
+                .setInstanceId("i")
+                .addSaves(layer("a", List.of(4, 5), "x", "y"))
+                .build()
+                .toByteArray();
+        byte[] buf = new byte[message.length + 20];
+        java.util.Arrays.fill(buf, (byte) 0xFF);
+        System.arraycopy(message, 0, buf, 7, message.length);
+
+        SaveCall call = SaveWire.decode(buf, 7, message.length);
+
+        assertThat(call.instanceId()).isEqualTo("i");
+        assertThat(call.layers().get(0).blockIds()).containsExactly(4, 5);
     }
 }
