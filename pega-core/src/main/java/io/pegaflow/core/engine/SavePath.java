@@ -32,6 +32,10 @@ import org.jspecify.annotations.Nullable;
  * Save (spec/engine-api.md §5.2): validate, drop blocks already resident, allocate pool memory per layer, copy
  * device to pool on the device's save lane and wait for it, then hand the slots to the sealing worker.
  *
+ * <p>A large plan goes to the lane in two chunks ({@link PlanChunks}): the first layers' ranges, then, built while
+ * the lane copies those, the rest; the request waits for both under one deadline, and the allocations go back only
+ * once every queued chunk has finished.
+ *
  * <p>The reply must not leave before the copy finished: the connector frees the vLLM blocks as soon as Save returns.
  * Sealing is asynchronous, so a query right after Save may still miss.
  */
@@ -147,10 +151,21 @@ final class SavePath {
             allocate(work);
             long allocated = clock.nanoTime();
             phases.of(SavePhase.ALLOCATE).recordNanos(allocated - indexed);
-            RangePlan plan = plan(work);
+            // The first layers' plan goes to the lane before the rest is built: their copy hides the rest's planning.
+            int split = PlanChunks.firstChunkEnd(work.size(), l -> ranges(work.get(l)));
+            CompletableFuture<Void> first = device.saveLane().copy(plan(work, 0, split));
             long planned = clock.nanoTime();
             phases.of(SavePhase.PLAN).recordNanos(planned - allocated);
-            CompletableFuture<Void> copied = device.saveLane().copy(plan);
+            CompletableFuture<Void> copied = first;
+            if (split < work.size()) {
+                try {
+                    copied = CompletableFuture.allOf(first, device.saveLane().copy(plan(work, split, work.size())));
+                } catch (RuntimeException e) { // the first chunk may still write into the allocations
+                    copyOwnsAllocations = true;
+                    releaseWhenCopied(first, work);
+                    throw e;
+                }
+            }
             // The slots' bookkeeping does not depend on the bytes: it is built while the lane copies, and handed to
             // the sealer only once the copy completed.
             List<SealBatch> batches;
@@ -447,14 +462,18 @@ final class SavePath {
         }
     }
 
-    /** The device-to-pool ranges of every layer's pairs, into the memory {@link #allocate} took. */
-    private RangePlan plan(List<LayerWork> work) {
+    private static int ranges(LayerWork w) {
+        return w.count * (w.layer.isSplit() ? 2 : 1);
+    }
+
+    /** The device-to-pool ranges of layers {@code [from, to)}'s pairs, into the memory {@link #allocate} took. */
+    private RangePlan plan(List<LayerWork> work, int from, int to) {
         int ranges = 0;
-        for (LayerWork w : work) {
-            ranges += w.count * (w.layer.isSplit() ? 2 : 1);
+        for (int l = from; l < to; l++) {
+            ranges += ranges(work.get(l));
         }
         RangePlan plan = new RangePlan(Math.min(ranges, 1 << 16)); // device -> pool
-        for (LayerWork w : work) {
+        for (LayerWork w : work.subList(from, to)) {
             LayerRegistration layer = w.layer;
             long seg = layer.hostSegmentBytes();
             long copy = layer.copySegmentBytes();
