@@ -21,12 +21,16 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Load (spec/engine-api.md §5.5): consume lease shares, then copy pool to device on the device's load lane and
- * signal through the worker's load-state object. The RPC answers as soon as the copy is queued.
+ * signal through the worker's load-state object. The request thread plans the copy and queues it in chunks (the
+ * first layers' chunk before the rest is planned); the RPC answers as soon as the last chunk is queued.
  *
  * <p>Error contract: request-shape errors answer before the load-state object is touched; once it is attached, every
  * failure first writes -1 to it, so the worker never waits for a load that will not happen.
@@ -75,7 +79,7 @@ final class LoadPath {
             PhaseRecorders<LoadPhase> phases = metrics.loadPhases();
             phases.of(LoadPhase.VALIDATE).recordNanos((leasing - started) + (resolved - leased));
             phases.of(LoadPhase.LEASE).recordNanos(leased - leasing);
-            submit(device, new LoadTask(request, targetsByLayer, held, signal, resolved), signal, held);
+            submit(device, new LoadTask(request, targetsByLayer, held, signal), signal, held);
         } catch (RuntimeException e) {
             fail(signal, held, e);
         }
@@ -133,7 +137,7 @@ final class LoadPath {
             PhaseRecorders<LoadPhase> phases = metrics.loadPhases();
             phases.of(LoadPhase.VALIDATE).recordNanos(leasing - started);
             phases.of(LoadPhase.LEASE).recordNanos(leased - leasing);
-            submit(device, new LoadTask(request, targetsByLayer, held, signal, leased), signal, held);
+            submit(device, new LoadTask(request, targetsByLayer, held, signal), signal, held);
         } catch (RuntimeException e) {
             fail(signal, held, e);
         }
@@ -145,7 +149,7 @@ final class LoadPath {
             releaseAll(held);
             return;
         }
-        device.loadLane().submit(task); // refused: the caller's catch fails the signal and releases the blocks
+        task.start(device.loadLane()); // refused: the caller's catch fails the signal and releases the blocks
     }
 
     private void fail(LoadStateSignal signal, List<SealedBlock> held, RuntimeException e) {
@@ -262,23 +266,29 @@ final class LoadPath {
         blocks.clear();
     }
 
-    /** The queued copy: owns the consumed block references until it finishes. */
-    private final class LoadTask implements DeviceLane.Job {
+    /**
+     * One Load's copy: owns the consumed block references until it finishes. {@link #start} plans on the request
+     * thread and queues the plan on the load lane in chunks ({@link PlanChunks}): the first layers' chunk goes first,
+     * and the rest is planned while the lane copies it. The lane runs its jobs in order; the Load is finished (load
+     * state written, blocks released, exactly once) when the submitter and every queued chunk are done with it.
+     */
+    private final class LoadTask {
         private final DataRequest request;
         private final DeviceContext device;
         private final List<LayerRegistration> layers;
         private final int[][] targetsByLayer; // per layer of the request, the destination of each block (< 0: none)
         private final List<SealedBlock> blocks;
         private final LoadStateSignal signal;
-        private final long queuedNanos; // when the request thread handed it on (the QUEUE phase's start)
+        /** The submitter's hold plus one per queued chunk; whoever takes it to zero finishes the Load. */
+        private final AtomicInteger holds = new AtomicInteger(1);
+        /** The first failure; later chunks skip their copy once one is set. */
+        private final AtomicReference<@Nullable RuntimeException> failure = new AtomicReference<>();
 
-        LoadTask(
-                DataRequest request,
-                int[][] targetsByLayer,
-                List<SealedBlock> blocks,
-                LoadStateSignal signal,
-                long queuedNanos) {
-            this.queuedNanos = queuedNanos;
+        private long startedNanos; // when planning began (the request thread; read after the holds)
+        private long copyStartedNanos; // when the lane began the first chunk (its thread; read after the holds)
+        private long bytes; // the plans' bytes, summed by the submitter before it drops its hold
+
+        LoadTask(DataRequest request, int[][] targetsByLayer, List<SealedBlock> blocks, LoadStateSignal signal) {
             this.request = request;
             this.device = request.device();
             this.layers = request.layers();
@@ -301,28 +311,77 @@ final class LoadPath {
             return false;
         }
 
-        @Override
-        public void run(DeviceCopier copier) {
-            long started = clock.nanoTime();
-            PhaseRecorders<LoadPhase> phases = metrics.loadPhases();
-            phases.of(LoadPhase.QUEUE).recordNanos(started - queuedNanos);
+        /**
+         * Plans and queues the chunks. Throws only when the lane refuses the first chunk, before the task holds
+         * anything (the caller still owns the blocks); every later failure, a plan's included, finishes the Load as
+         * failed once the queued chunks are done, as a failure on the lane does.
+         */
+        void start(DeviceLane lane) {
+            startedNanos = clock.nanoTime();
+            int split = PlanChunks.firstChunkEnd(layers.size(), k -> targetsByLayer[k].length * segments(k));
+            RangePlan first = null;
             try {
-                RangePlan plan = plan();
-                long planned = clock.nanoTime();
-                phases.of(LoadPhase.PLAN).recordNanos(planned - started);
-                copier.copyToDevice(plan);
+                first = plan(0, split);
+            } catch (RuntimeException e) {
+                failure.compareAndSet(null, e);
+            }
+            if (first != null) {
+                metrics.loadPhases().of(LoadPhase.PLAN).recordNanos(clock.nanoTime() - startedNanos);
+                queue(lane, first, true); // refused: nothing is queued and the caller cleans up
+                bytes = first.totalBytes();
+                try {
+                    if (split < layers.size()) {
+                        RangePlan rest = plan(split, layers.size());
+                        queue(lane, rest, false);
+                        bytes += rest.totalBytes();
+                    }
+                } catch (RuntimeException e) {
+                    failure.compareAndSet(null, e);
+                }
+            }
+            release();
+        }
+
+        /** Queues one chunk, holding the Load for it first (the lane may run it before submit returns). */
+        private void queue(DeviceLane lane, RangePlan plan, boolean first) {
+            holds.incrementAndGet();
+            try {
+                lane.submit(new Chunk(plan, first, clock.nanoTime()));
+            } catch (RuntimeException e) {
+                holds.decrementAndGet(); // never queued; the submitter's own hold keeps the count above zero
+                throw e;
+            }
+        }
+
+        private int segments(int k) {
+            return layers.get(k).isSplit() ? 2 : 1;
+        }
+
+        /** Drops one hold; the last one finishes the Load. */
+        private void release() {
+            if (holds.decrementAndGet() == 0) {
+                finish();
+            }
+        }
+
+        private void finish() {
+            try {
+                RuntimeException failed = failure.get();
+                if (failed != null) {
+                    metrics.increment(EngineCounter.LOAD_FAILURES);
+                    LOG.warn("load on device {} failed: {}", device.deviceId(), failed.getMessage());
+                    signal.fail();
+                    return;
+                }
                 long copied = clock.nanoTime();
-                phases.of(LoadPhase.COPY).recordNanos(copied - planned);
-                metrics.add(EngineCounter.LOAD_BYTES, plan.totalBytes());
-                metrics.loadDuration().recordNanos(copied - started);
+                PhaseRecorders<LoadPhase> phases = metrics.loadPhases();
+                phases.of(LoadPhase.COPY).recordNanos(copied - copyStartedNanos);
+                metrics.add(EngineCounter.LOAD_BYTES, bytes);
+                metrics.loadDuration().recordNanos(copied - startedNanos);
                 if (!signal.succeed()) {
                     LOG.debug("load state {} vanished before completion was signalled", signal.name());
                 }
                 phases.of(LoadPhase.SIGNAL).recordNanos(clock.nanoTime() - copied);
-            } catch (RuntimeException e) {
-                metrics.increment(EngineCounter.LOAD_FAILURES);
-                LOG.warn("load on device {} failed: {}", device.deviceId(), e.getMessage());
-                signal.fail();
             } finally {
                 for (SealedBlock block : blocks) {
                     block.release();
@@ -330,19 +389,48 @@ final class LoadPath {
             }
         }
 
-        /** The lane stopped before this load ran: the worker is told it failed, the blocks go back. */
-        @Override
-        public void abandon() {
-            metrics.increment(EngineCounter.LOAD_FAILURES);
-            signal.fail();
-            for (SealedBlock block : blocks) {
-                block.release();
+        /** One chunk of the plan on the lane; the first one also times the wait for the lane. */
+        private final class Chunk implements DeviceLane.Job {
+            private final RangePlan plan;
+            private final boolean first;
+            private final long queuedNanos;
+
+            Chunk(RangePlan plan, boolean first, long queuedNanos) {
+                this.plan = plan;
+                this.first = first;
+                this.queuedNanos = queuedNanos;
+            }
+
+            @Override
+            public void run(DeviceCopier copier) {
+                try {
+                    if (first) {
+                        copyStartedNanos = clock.nanoTime();
+                        metrics.loadPhases().of(LoadPhase.QUEUE).recordNanos(copyStartedNanos - queuedNanos);
+                    }
+                    if (failure.get() == null) {
+                        copier.copyToDevice(plan);
+                    }
+                } catch (RuntimeException e) {
+                    failure.compareAndSet(null, e);
+                } finally {
+                    release();
+                }
+            }
+
+            /** The lane stopped before this chunk ran: the Load fails once its other holds are dropped. */
+            @Override
+            public void abandon() {
+                failure.compareAndSet(
+                        null, EngineException.unavailable(device.deviceId() + " load lane stopped before the copy"));
+                release();
             }
         }
 
-        private RangePlan plan() {
-            RangePlan plan = new RangePlan(blocks.size() * layers.size()); // pool -> device
-            for (int k = 0; k < layers.size(); k++) {
+        /** The pool-to-device ranges of the request's layers {@code [from, to)}. */
+        private RangePlan plan(int from, int to) {
+            RangePlan plan = new RangePlan(blocks.size() * (to - from)); // pool -> device
+            for (int k = from; k < to; k++) {
                 LayerRegistration layer = layers.get(k);
                 int[] targets = targetsByLayer[k];
                 int slotIndex = request.slotIndex(layer);

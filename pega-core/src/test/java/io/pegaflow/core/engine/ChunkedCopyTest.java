@@ -32,8 +32,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Save of a plan large enough to be cut ({@link PlanChunks}): the lane gets the first layers' chunk and then the
- * rest, the bytes round-trip exactly, a failed chunk fails the whole request (nothing indexed) and the pool gets every allocation back exactly once, also with concurrent Saves into a full
+ * Save and Load of a plan large enough to be cut ({@link PlanChunks}): the lane gets the first layers' chunk and then
+ * the rest, the bytes round-trip exactly, a failed chunk fails the whole request (nothing indexed for a Save, load
+ * state −1 for a Load) and the pool gets every allocation back exactly once, also with concurrent Saves into a full
  * pool.
  */
 @Timeout(120)
@@ -241,7 +242,7 @@ class ChunkedCopyTest {
         assertThat(hit.hitBlocks()).isEqualTo(IDS.length);
         assertThat(load("chunked", hit.lease())).isEqualTo(1);
         verify(memory, 1);
-        for (List<RangePlan> plans : List.of(backend.saved)) {
+        for (List<RangePlan> plans : List.of(backend.saved, backend.loaded)) {
             assertThat(plans).extracting(RangePlan::size).containsExactly(IDS.length, (LAYERS - 1) * IDS.length);
             assertThat(plans.get(0).totalBytes() + plans.get(1).totalBytes())
                     .isEqualTo((long) LAYERS * IDS.length * BLOCK_BYTES);
@@ -293,6 +294,30 @@ class ChunkedCopyTest {
         assertThat(engine.queryPrefetch("first-fault", h, "r").hitBlocks()).isZero();
         assertThat(engine.pool().outstandingAllocations()).isZero();
         engine.unregister("first-fault");
+    }
+
+    @Test
+    void shouldFailTheLoadWhenItsSecondChunkFails() {
+        launch(16 * MIB);
+        TestShm memory = register("load-fault");
+        fill(memory, 4);
+        List<byte[]> h = hashes(4, IDS.length);
+        save("load-fault", h);
+        engine.flushSeals();
+        memory.zero(0, LAYERS * LAYER_BYTES);
+        backend.failLoadCopy.set(1);
+
+        assertThat(load("load-fault", engine.queryPrefetch("load-fault", h, "r").lease()))
+                .isEqualTo(-1);
+
+        assertThat(backend.loaded).hasSize(2);
+        await().atMost(Duration.ofSeconds(5))
+                .untilAsserted(() -> assertThat(engine.activeLeases()).isZero());
+        QueryOutcome again = engine.queryPrefetch("load-fault", h, "r2");
+        assertThat(again.hitBlocks()).as("the blocks stay stored").isEqualTo(IDS.length);
+        assertThat(load("load-fault", again.lease())).isEqualTo(1);
+        verify(memory, 4);
+        engine.unregister("load-fault");
     }
 
     /**

@@ -83,7 +83,7 @@ class PhaseTimingTest extends ConformanceSupport {
                     assertThat(seconds).as("save phase " + p.label()).isLessThanOrEqualTo(saveRpc);
                 }
             }
-            // plan, copy and signal run on the load lane after the reply; the worker saw the signal already
+            // copy and signal end on the load lane, mostly after the reply; the worker saw the signal already
             await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
                 for (LoadPhase p : LoadPhase.values()) {
                     assertThat(timer("pegaflow_load_phase", p.label()).count() - load0.get(p)[0])
