@@ -468,11 +468,22 @@ final class SavePath {
 
     /** The device-to-pool ranges of layers {@code [from, to)}'s pairs, into the memory {@link #allocate} took. */
     private RangePlan plan(List<LayerWork> work, int from, int to) {
-        int ranges = 0;
+        long ranges = 0;
+        int[] runsOf = null; // the last layer's selection and its runs: layers of a shared order share both
+        int runs = 0;
         for (int l = from; l < to; l++) {
-            ranges += ranges(work.get(l));
+            LayerWork w = work.get(l);
+            if (!mergesRuns(w.layer)) {
+                ranges += ranges(w);
+                continue;
+            }
+            if (w.blockIds != runsOf) {
+                runsOf = w.blockIds;
+                runs = idRuns(w.blockIds, w.count);
+            }
+            ranges += (long) runs * (w.layer.isSplit() ? 2 : 1);
         }
-        RangePlan plan = new RangePlan(Math.min(ranges, 1 << 16)); // device -> pool
+        RangePlan plan = new RangePlan((int) Math.min(ranges, 1 << 16)); // device -> pool
         for (LayerWork w : work.subList(from, to)) {
             LayerRegistration layer = w.layer;
             long seg = layer.hostSegmentBytes();
@@ -489,6 +500,26 @@ final class SavePath {
             }
         }
         return plan;
+    }
+
+    /**
+     * Whether a run of consecutive block ids of this layer merges into one range: the blocks' device memory and
+     * their pool memory both continue from one block to the next (whole runs per plane, not per block).
+     */
+    private boolean mergesRuns(LayerRegistration layer) {
+        long copy = layer.copySegmentBytes();
+        return !blockwise && layer.bytesPerBlock() == copy && layer.hostSegmentBytes() == copy;
+    }
+
+    /** Runs of consecutive ids among the first {@code count} (ascending) ids: the ranges such a layer's plane takes. */
+    private static int idRuns(int[] ids, int count) {
+        int runs = count == 0 ? 0 : 1;
+        for (int i = 1; i < count; i++) {
+            if (ids[i] != ids[i - 1] + 1) {
+                runs++;
+            }
+        }
+        return runs;
     }
 
     /** The request's real pool footprint against its share, before a single allocation (so before any eviction). */
