@@ -163,8 +163,8 @@ final class SaveWire {
         }
 
         /**
-         * Skips an unknown field; an end-group tag with no group open ends a generated parse early, which then fails
-         * the same way.
+         * Skips an unknown field. An end-group tag with no group open fails a generated parse; protobuf-java 4's
+         * {@code skipField} refuses it already, and older ones return false, which fails here the same way.
          */
         private void skip(int tag) throws IOException {
             if (!in.skipField(tag)) {

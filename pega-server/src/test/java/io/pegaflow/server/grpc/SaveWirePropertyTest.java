@@ -34,10 +34,22 @@ class SaveWirePropertyTest {
         return LongStream.range(0, 400);
     }
 
+    /**
+     * The case's generator. The seed is mixed first: {@code new Random(s)} for small consecutive {@code s} starts with
+     * nearly the same values (every first {@code nextBoolean()} of seeds 0 to 399 is alike), so half the encodings
+     * would never be drawn.
+     */
+    private static Random random(long seed) {
+        long z = (seed + 1) * 0x9E3779B97F4A7C15L;
+        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+        return new Random(z ^ (z >>> 31));
+    }
+
     @ParameterizedTest
     @MethodSource("seeds")
     void shouldDecodeWhatTheGeneratedParserDecodes(long seed) throws Exception {
-        Random random = new Random(seed);
+        Random random = random(seed);
         Encoded encoded = random.nextBoolean() ? generated(random) : byHand(random);
 
         SaveCall call = SaveWire.decode(encoded.bytes, 0, encoded.bytes.length);
@@ -55,7 +67,7 @@ class SaveWirePropertyTest {
     @ParameterizedTest
     @MethodSource("seeds")
     void shouldFailExactlyWhereTheGeneratedParserFails(long seed) throws Exception {
-        Random random = new Random(seed);
+        Random random = random(seed);
         byte[] valid = (random.nextBoolean() ? generated(random) : byHand(random)).bytes;
         byte[] damaged = damage(valid, random);
 
@@ -346,13 +358,14 @@ class SaveWirePropertyTest {
         return bytes.toByteArray();
     }
 
-    /** Truncation, a changed byte, an inserted byte or a stray end-group tag. */
+    /** Truncation, a changed byte, an inserted byte or a stray end-group tag (anywhere, or where a field starts). */
     private static byte[] damage(byte[] valid, Random random) {
         if (valid.length == 0) {
             return new byte[] {(byte) random.nextInt(256)};
         }
         int at = random.nextInt(valid.length);
-        return switch (random.nextInt(4)) {
+        byte endGroup = (byte) ((9 << 3) | WireFormat.WIRETYPE_END_GROUP);
+        return switch (random.nextInt(5)) {
             case 0 -> java.util.Arrays.copyOf(valid, at);
             case 1 -> {
                 byte[] out = valid.clone();
@@ -360,7 +373,8 @@ class SaveWirePropertyTest {
                 yield out;
             }
             case 2 -> insert(valid, at, new byte[] {(byte) random.nextInt(256)});
-            default -> insert(valid, at, new byte[] {(byte) ((9 << 3) | WireFormat.WIRETYPE_END_GROUP)});
+            case 3 -> insert(valid, at, new byte[] {endGroup});
+            default -> insert(valid, random.nextBoolean() ? 0 : valid.length, new byte[] {endGroup}); // at a field
         };
     }
 

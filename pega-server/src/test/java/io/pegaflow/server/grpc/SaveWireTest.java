@@ -72,6 +72,38 @@ class SaveWireTest {
         assertThat(out.get(0).blockHashes()).isEmpty();
     }
 
+    /**
+     * A name among the first layer's pairs is part of the bytes a later layer may repeat: such a layer's name is that
+     * inner one (the last written), so it is decoded on its own rather than given the first layer's arrays and its
+     * leading name.
+     */
+    @Test
+    void shouldKeepTheLastNameWhenTheRepeatedBytesHoldOne() throws Exception {
+        ByteArrayOutputStream pairs = new ByteArrayOutputStream();
+        CodedOutputStream p = CodedOutputStream.newInstance(pairs);
+        p.writeInt32(2, 7);
+        p.writeString(1, "inner");
+        p.writeBytes(3, ByteString.copyFromUtf8("h7"));
+        p.flush();
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        CodedOutputStream out = CodedOutputStream.newInstance(bytes);
+        out.writeByteArray(4, pairs.toByteArray());
+        ByteArrayOutputStream second = new ByteArrayOutputStream();
+        CodedOutputStream s = CodedOutputStream.newInstance(second);
+        s.writeString(1, "outer");
+        s.flush();
+        second.write(pairs.toByteArray());
+        out.writeByteArray(4, second.toByteArray());
+        out.flush();
+        byte[] wire = bytes.toByteArray();
+
+        List<LayerSave> layers = SaveWire.decode(wire, 0, wire.length).layers();
+
+        assertThat(SaveRequest.parseFrom(wire).getSaves(1).getLayerName()).isEqualTo("inner");
+        assertThat(layers).extracting(LayerSave::layerName).containsExactly("inner", "inner");
+        assertThat(layers.get(1).blockIds()).containsExactly(7);
+    }
+
     @Test
     void shouldReadTheScalarsLastValueAndDefaults() throws Exception {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
@@ -103,6 +135,25 @@ class SaveWireTest {
         assertThatThrownBy(() -> SaveRequest.parseFrom(wire)).isInstanceOf(InvalidProtocolBufferException.class);
         assertThatThrownBy(() -> SaveWire.decode(wire, 0, wire.length))
                 .isInstanceOf(InvalidProtocolBufferException.class);
+    }
+
+    /** An end-group tag with no group open ends a generated parse early, which then fails; so does the decoder. */
+    @Test
+    void shouldRefuseAStrayEndGroupTagAtTheTopOrInALayer() throws Exception {
+        byte endGroup = (byte) ((9 << 3) | 4);
+        byte[] layer = SaveLayer.newBuilder().addBlockIds(3).build().toByteArray();
+        byte[] layerWithEnd = java.util.Arrays.copyOf(layer, layer.length + 1);
+        layerWithEnd[layer.length] = endGroup;
+        ByteArrayOutputStream inLayer = new ByteArrayOutputStream();
+        CodedOutputStream out = CodedOutputStream.newInstance(inLayer);
+        out.writeByteArray(4, layerWithEnd);
+        out.flush();
+
+        for (byte[] wire : List.of(new byte[] {endGroup}, new byte[] {0x10, 0x01, endGroup}, inLayer.toByteArray())) {
+            assertThatThrownBy(() -> SaveRequest.parseFrom(wire)).isInstanceOf(InvalidProtocolBufferException.class);
+            assertThatThrownBy(() -> SaveWire.decode(wire, 0, wire.length))
+                    .isInstanceOf(InvalidProtocolBufferException.class);
+        }
     }
 
     @Test
