@@ -1,19 +1,14 @@
 package io.pegaflow.core.engine;
 
-import io.pegaflow.core.block.BlockKey;
-import io.pegaflow.core.block.SealedBlock;
-import io.pegaflow.core.block.SlotData;
 import io.pegaflow.core.cache.BlockCache;
 import io.pegaflow.core.cache.CacheView;
 import io.pegaflow.core.cache.EvictedBlocks;
 import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.instance.Connector;
-import io.pegaflow.core.instance.DeviceContext;
 import io.pegaflow.core.instance.Instance;
 import io.pegaflow.core.instance.InstanceLimits;
 import io.pegaflow.core.instance.Principal;
-import io.pegaflow.core.lease.LeaseSummary;
 import io.pegaflow.core.lease.LeaseTable;
 import io.pegaflow.core.lease.TransferLockTable;
 import io.pegaflow.core.memory.PinnedMemoryPool;
@@ -32,14 +27,7 @@ import io.pegaflow.kernel.agent.AgentGroup;
 import io.pegaflow.kernel.agent.AgentRunner;
 import io.pegaflow.kernel.agent.IdleStrategy;
 import io.pegaflow.kernel.agent.NanoClock;
-import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.HashMap;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -74,8 +62,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
     private final BlockCache cache;
     private final LeaseTable leases;
     private final TransferLockTable transferLocks;
-    private final double transferLockRequesterShare;
-    private final double transferLockPoolShare;
+    private final TransferGrants transferGrants;
     private final InstanceRegistry instances = new InstanceRegistry();
     private final SessionTable sessions = new SessionTable();
     private final TierChain tiers;
@@ -91,14 +78,11 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
     private final LoadPath loadPath;
     private final QueryPath queryPath;
     private final RegisterPath registerPath;
-    private final RegistrationLog registrationLog;
+    private final RestorePath restorePath;
+    private final InstanceTeardown teardown;
+    private final EngineStatus status;
     private final DetachedInstances detached;
-    private final long detachedIdleNanos;
-    private final NanoClock clock;
-    /** Serialises ending a detached instance with a registration that replaces it (see registerContextBatch). */
-    private final Object detachLock = new Object();
 
-    private volatile RestoreReport lastRestore = RestoreReport.NONE;
     private volatile boolean retaining;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final EngineLimits limits;
@@ -116,19 +100,17 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
             metrics.countTierRequests(tier, 0);
         }
         NanoClock clock = ctx.clock();
-        this.clock = clock;
-        this.registrationLog = ctx.registrationLog();
+        RegistrationLog registrationLog = ctx.registrationLog();
         this.detached = new DetachedInstances(clock);
-        this.detachedIdleNanos = ctx.detachedIdleTimeout().toNanos();
         this.cache = ctx.newCache(this::dropPolicyEvictions);
         this.leases = new LeaseTable(clock, config.leaseTtl().toNanos(), limits.leasesPerInstance());
-        this.transferLockRequesterShare = ctx.transferLockRequesterShare();
-        this.transferLockPoolShare = ctx.transferLockPoolShare();
         this.transferLocks = new TransferLockTable(
                 clock,
                 ctx.transferLockTimeout().toNanos(),
                 Math.max(1, (long) Math.floor(pool.capacityBytes() * ctx.transferLockRequesterShare())),
                 Math.max(1, (long) Math.floor(pool.capacityBytes() * ctx.transferLockPoolShare())));
+        this.transferGrants =
+                new TransferGrants(cache, transferLocks, ctx.transferLockRequesterShare(), ctx.transferLockPoolShare());
         IndexAnnouncements announcements = new IndexAnnouncements(ctx.indexListeners());
         List<SealedBlockSpill> spills = ctx.spills();
         this.agents = ctx.agents();
@@ -167,6 +149,17 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         this.queryPath = new QueryPath(instances, cache, leases, metrics, prefetch);
         this.registerPath = new RegisterPath(
                 instances, backend, config.hostAlignmentBytes(), agents, registrationLog, budget, limits.instances());
+        this.teardown = new InstanceTeardown(
+                instances,
+                leases,
+                prefetch,
+                registrationLog,
+                budget,
+                detached,
+                side,
+                ctx.detachedIdleTimeout().toNanos());
+        this.restorePath = new RestorePath(registerPath, detached, clock, id -> teardown.end(id, true));
+        this.status = new EngineStatus(instances, sessions, leases, detached, restorePath);
         long interval = config.maintenanceInterval().toNanos();
         this.maintenance = new AgentRunner(
                 new MaintenanceAgent(clock, interval, this::runMaintenance),
@@ -221,17 +214,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
     public void registerContextBatch(RegisterCommand cmd) {
         ensureOpen();
         authorize(cmd.instanceId(), cmd.principal());
-        String id = cmd.instanceId();
-        if (detached.contains(id)) {
-            // Under the lock, and the entry leaves only after the teardown: a second rank's registration that sees
-            // the entry waits here, one that no longer sees it comes after the teardown, so neither joins the old one.
-            synchronized (detachLock) {
-                if (detached.contains(id)) {
-                    teardown(id, true);
-                    LOG.info("restored instance {} replaced by a new registration", id);
-                }
-            }
-        }
+        teardown.replaceDetached(cmd.instanceId());
         registerPath.register(cmd, true);
     }
 
@@ -243,46 +226,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
      */
     public RestoreReport restore(List<RegisterCommand> journaled) {
         ensureOpen();
-        long start = clock.nanoTime();
-        Map<String, List<RegisterCommand>> byInstance = new LinkedHashMap<>();
-        Map<String, Set<Integer>> devicesSeen = new HashMap<>();
-        for (RegisterCommand c : journaled) {
-            // A journaled registration whose device was already journaled was one the engine refused after
-            // journaling it (a concurrent duplicate): the first one stands.
-            if (devicesSeen
-                    .computeIfAbsent(c.instanceId(), k -> new HashSet<>())
-                    .add(c.deviceId())) {
-                byInstance
-                        .computeIfAbsent(c.instanceId(), k -> new ArrayList<>())
-                        .add(c);
-            }
-        }
-        List<String> restored = new ArrayList<>();
-        List<String> dropped = new ArrayList<>();
-        int layers = 0;
-        for (Map.Entry<String, List<RegisterCommand>> e : byInstance.entrySet()) {
-            String id = e.getKey();
-            try {
-                int n = 0;
-                for (RegisterCommand c : e.getValue()) {
-                    registerPath.register(c, false);
-                    n += c.layerNames().size();
-                }
-                detached.add(id);
-                restored.add(id);
-                layers += n;
-            } catch (RuntimeException failure) {
-                teardown(id, true);
-                dropped.add(id);
-                LOG.warn(
-                        "journaled registration of instance {} dropped, its memory is gone or refused: {}",
-                        id,
-                        failure.getMessage());
-            }
-        }
-        RestoreReport report = new RestoreReport(restored, dropped, layers, clock.nanoTime() - start);
-        lastRestore = report;
-        return report;
+        return restorePath.restore(journaled);
     }
 
     /**
@@ -368,38 +312,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
      */
     public TransferGrant lockForTransfer(String namespace, List<byte[]> hashes, String requesterId) {
         ensureOpen();
-        List<BlockKey> keys = new ArrayList<>(hashes.size());
-        for (byte[] h : hashes) {
-            keys.add(new BlockKey(namespace, h));
-        }
-        List<SealedBlock> found = new ArrayList<>(keys.size());
-        List<TransferGrant.Block> described = new ArrayList<>(keys.size());
-        cache.lookupEach(keys, (key, block) -> {
-            found.add(block);
-            described.add(describe(key, block));
-        });
-        String session;
-        try {
-            session = transferLocks.lock(requesterId, found.toArray(new SealedBlock[0]));
-        } catch (TransferLockTable.OverBound e) {
-            throw e.perRequester()
-                    ? EngineLimits.exhausted(
-                            e.reason(), "pega.rdma.transfer-lock-requester-share", transferLockRequesterShare)
-                    : EngineLimits.exhausted(e.reason(), "pega.rdma.transfer-lock-pool-share", transferLockPoolShare);
-        }
-        return new TransferGrant(session, TimeUnit.NANOSECONDS.toSeconds(transferLocks.timeoutNanos()), described);
-    }
-
-    private static TransferGrant.Block describe(BlockKey key, SealedBlock block) {
-        List<TransferGrant.Slot> slots = new ArrayList<>(block.slotCount());
-        for (int i = 0; i < block.slotCount(); i++) {
-            SlotData slot = java.util.Objects.requireNonNull(block.slot(i), "i < slotCount");
-            slots.add(
-                    slot.segments() == 1
-                            ? new TransferGrant.Slot(slot.address(0), slot.length(0), 0, 0)
-                            : new TransferGrant.Slot(slot.address(0), slot.length(0), slot.address(1), slot.length(1)));
-        }
-        return new TransferGrant.Block(key.hash(), slots);
+        return transferGrants.lock(namespace, hashes, requesterId);
     }
 
     /** ReleaseTransferLock (§5.9): always succeeds; the blocks the session held, 0 for an unknown or ended one. */
@@ -438,7 +351,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
      */
     public void unregister(String instanceId, Principal caller) {
         authorize(instanceId, caller);
-        if (teardown(instanceId, true) < 0) {
+        if (teardown.end(instanceId, true) < 0) {
             throw EngineException.instanceMissing(instanceId);
         }
     }
@@ -475,7 +388,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
      */
     public void closeSession(String instanceId, long token) {
         if (sessions.close(instanceId, token)) {
-            int removed = teardown(instanceId, !retaining);
+            int removed = teardown.end(instanceId, !retaining);
             // A worker that exits normally unregisters before its Session ends, so "nothing left" is the usual case.
             if (removed < 0) {
                 LOG.info(
@@ -499,30 +412,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
      * @return null when a named instance did not exist and nothing was dropped (the endpoint answers 404)
      */
     public @Nullable CleanupResult cleanupInstances(@Nullable String instanceId) {
-        List<String> ids = instanceId == null ? instances.ids() : List.of(instanceId);
-        // ids held only beside the engine (push layers of a worker that registered nothing else) end too
-        List<String> sideIds = side.ids();
-        List<String> removed = new ArrayList<>();
-        int tensors = 0;
-        for (String id : ids) {
-            int n = teardown(id, true); // ends the id's side registrations as well
-            if (n >= 0 || sideIds.contains(id)) {
-                removed.add(id);
-                tensors += Math.max(n, 0);
-            }
-        }
-        if (instanceId == null) {
-            for (String id : sideIds) {
-                if (!removed.contains(id)) {
-                    side.instanceEnded(id);
-                    removed.add(id);
-                }
-            }
-        }
-        if (instanceId != null && removed.isEmpty()) {
-            return null;
-        }
-        return new CleanupResult(removed, tensors);
+        return teardown.cleanup(instanceId);
     }
 
     /**
@@ -545,7 +435,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
     public void runMaintenance() {
         leases.sweep();
         transferLocks.sweep();
-        endIdleDetached();
+        teardown.endIdleDetached();
         long maxAge = config.inflightMaxAge().toNanos();
         prefetch.collect(maxAge);
         try {
@@ -643,32 +533,6 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         return leases.size();
     }
 
-    /** The live query leases, soonest to expire first (the admin surface). */
-    public List<LeaseSummary> leaseSummaries() {
-        return leases.summaries();
-    }
-
-    /** Every registered instance with its devices, layers and layout, by id (the admin surface). */
-    public List<InstanceSummary> instanceSummaries() {
-        List<InstanceSummary> out = new ArrayList<>();
-        for (String id : instances.ids()) {
-            Instance instance = instances.get(id);
-            if (instance != null) {
-                out.add(InstanceSummary.of(instance, leases.sizeOf(id), detached.contains(id)));
-            }
-        }
-        out.sort(Comparator.comparing(InstanceSummary::id));
-        return out;
-    }
-
-    public int instanceCount() {
-        return instances.size();
-    }
-
-    public int sessionCount() {
-        return sessions.size();
-    }
-
     /**
      * From now on a Session that ends leaves its instance in the journal. The server calls it when it begins to shut
      * down: stopping the gRPC server cancels every Session stream, and those ends say nothing about the workers,
@@ -678,18 +542,9 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         retaining = true;
     }
 
-    /** Restored instances that no Session has adopted yet. */
-    public int detachedCount() {
-        return detached.size();
-    }
-
-    public List<String> detachedInstanceIds() {
-        return detached.ids();
-    }
-
-    /** What the restore at start did ({@link RestoreReport#NONE} before it, or without a journal). */
-    public RestoreReport lastRestore() {
-        return lastRestore;
+    /** Instances, Sessions, leases and the restore at start, as the operator sees them (the admin surface). */
+    public EngineStatus status() {
+        return status;
     }
 
     /** The limits in force ({@code pega.limits.*}). */
@@ -731,49 +586,6 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
 
     // ---------------------------------------------------------------- internals
 
-    /**
-     * Removes an instance and everything it owns; returns the layer mappings closed, or -1 if it did not exist. With
-     * {@code journal} its end is journaled (not at shutdown: the workers outlive the server and a restart restores
-     * them). Its detached entry, if any, goes last: see {@link #registerContextBatch}.
-     */
-    private int teardown(String instanceId, boolean journal) {
-        Instance instance = instances.remove(instanceId);
-        leases.releaseInstance(instanceId);
-        prefetch.dropInstance(instanceId);
-        if (journal) {
-            registrationLog.removed(instanceId);
-        }
-        int tensors = -1;
-        if (instance != null) {
-            tensors = 0;
-            for (DeviceContext device : instance.detachDevices()) {
-                int layers = device.layers().size();
-                tensors += device.closeAndCount();
-                budget.release(layers);
-            }
-        }
-        detached.remove(instanceId);
-        side.instanceEnded(instanceId);
-        return tensors;
-    }
-
-    /** Ends the detached instances that had no RPC for the detached idle timeout. */
-    private void endIdleDetached() {
-        for (String id : detached.idle(detachedIdleNanos)) {
-            synchronized (detachLock) {
-                if (detached.isIdle(id, detachedIdleNanos)) {
-                    int mappings = teardown(id, true);
-                    LOG.info(
-                            "restored instance {} ended: no Session adopted it and no RPC came for {} s; {} layer"
-                                    + " mappings released",
-                            id,
-                            detachedIdleNanos / 1_000_000_000L,
-                            Math.max(mappings, 0));
-                }
-            }
-        }
-    }
-
     private void ensureOpen() {
         if (closed.get()) {
             throw EngineException.unavailable("engine is shutting down");
@@ -786,7 +598,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
             return;
         }
         for (String id : instances.ids()) {
-            teardown(id, false); // the journal keeps them: the workers outlive this process
+            teardown.end(id, false); // the journal keeps them: the workers outlive this process
         }
         workers.close(); // drains the push lanes while the pool and the backend are still there
         maintenance.close();

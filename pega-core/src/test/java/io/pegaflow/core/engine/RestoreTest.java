@@ -175,7 +175,7 @@ class RestoreTest {
         assertThat(s.restore.restored()).containsExactly("survivor");
         assertThat(s.restore.dropped()).isEmpty();
         assertThat(s.restore.layers()).isEqualTo(1);
-        assertThat(s.engine.detachedInstanceIds()).containsExactly("survivor");
+        assertThat(s.engine.status().detachedInstanceIds()).containsExactly("survivor");
         assertThat(s.backend.mappedObjects()).isEqualTo(1);
 
         // The worker goes on as the reference connector does: Save, Query, Load with its old id.
@@ -227,7 +227,7 @@ class RestoreTest {
         nanos.addAndGet(1);
         s.engine.runMaintenance();
         assertThat(s.engine.instanceIds()).isEmpty();
-        assertThat(s.engine.detachedCount()).isZero();
+        assertThat(s.engine.status().detachedCount()).isZero();
         assertThat(s.backend.mappedObjects()).as("outstanding mappings").isZero();
         assertThat(s.journal.instanceIds()).isEmpty();
         s.engine.runMaintenance(); // a second sweep finds nothing to release again
@@ -244,7 +244,7 @@ class RestoreTest {
         Server s = restart();
 
         long token = s.engine.openSession("adopted", "restore-ns", 1, 1);
-        assertThat(s.engine.detachedCount()).isZero();
+        assertThat(s.engine.status().detachedCount()).isZero();
         nanos.addAndGet(IDLE.toNanos() * 3);
         s.engine.runMaintenance();
         assertThat(s.engine.instanceIds())
@@ -267,7 +267,7 @@ class RestoreTest {
 
         TestShm fresh = memory();
         s.engine.registerContextBatch(command("replaced", fresh));
-        assertThat(s.engine.detachedCount()).isZero();
+        assertThat(s.engine.status().detachedCount()).isZero();
         assertThat(s.backend.mappedObjects())
                 .as("the old mapping released, the new one held")
                 .isEqualTo(1);
@@ -290,7 +290,7 @@ class RestoreTest {
         Server s = restart();
 
         s.engine.unregister("leaving");
-        assertThat(s.engine.detachedCount()).isZero();
+        assertThat(s.engine.status().detachedCount()).isZero();
         assertThat(s.backend.mappedObjects()).isZero();
         assertThat(restart().restore.restored()).isEmpty();
     }

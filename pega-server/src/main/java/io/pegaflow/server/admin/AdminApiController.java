@@ -133,9 +133,9 @@ class AdminApiController {
                 tiers,
                 rates(samples),
                 engine.activeLeases(),
-                engine.instanceCount(),
-                engine.sessionCount(),
-                engine.detachedCount(),
+                engine.status().instanceCount(),
+                engine.status().sessionCount(),
+                engine.status().detachedCount(),
                 samples,
                 ThroughputHistory.INTERVAL.toMillis());
     }
@@ -170,15 +170,16 @@ class AdminApiController {
 
     @GetMapping("/instances")
     Instances instances() {
-        return new Instances(engine.instanceSummaries().stream()
+        return new Instances(engine.status().instanceSummaries().stream()
                 .map(AdminDocuments.Instance::of)
                 .toList());
     }
 
     @GetMapping("/leases")
     Leases leases() {
-        List<Lease> leases =
-                engine.leaseSummaries().stream().map(AdminApiController::lease).toList();
+        List<Lease> leases = engine.status().leaseSummaries().stream()
+                .map(AdminApiController::lease)
+                .toList();
         long blocks = leases.stream().mapToLong(Lease::blocks).sum();
         return new Leases(clock.millis(), engine.config().leaseTtl().toMillis(), leases.size(), blocks, leases);
     }

@@ -3,6 +3,7 @@ package io.pegaflow.server.metrics;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import io.pegaflow.core.engine.EngineStatus;
 import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.core.metrics.DurationRecorder;
 import io.pegaflow.core.metrics.EngineCounter;
@@ -93,8 +94,8 @@ public final class ServerMeterBinder implements MeterBinder {
         count(m, ServerMetric.PEGAFLOW_INFLIGHT_GC_CLEANED, c, EngineCounter.INFLIGHT_GC_CLEANED);
         count(m, ServerMetric.PEGAFLOW_SEAL_DUPLICATES_DROPPED, c, EngineCounter.SEAL_DUPLICATES_DROPPED);
         m.gauge(ServerMetric.PEGAFLOW_LEASES_ACTIVE, engine, PegaEngine::activeLeases);
-        m.gauge(ServerMetric.PEGAFLOW_INSTANCES, engine, PegaEngine::instanceCount);
-        m.gauge(ServerMetric.PEGAFLOW_SESSIONS, engine, PegaEngine::sessionCount);
+        m.gauge(ServerMetric.PEGAFLOW_INSTANCES, engine.status(), EngineStatus::instanceCount);
+        m.gauge(ServerMetric.PEGAFLOW_SESSIONS, engine.status(), EngineStatus::sessionCount);
     }
 
     private static void bindDataPath(CatalogMeters m, PegaEngine engine) {
@@ -119,16 +120,16 @@ public final class ServerMeterBinder implements MeterBinder {
         m.gauge(
                 ServerMetric.PEGAFLOW_RESTORE_DURATION_SECONDS,
                 engine,
-                e -> e.lastRestore().nanos() / 1e9);
+                e -> e.status().lastRestore().nanos() / 1e9);
         m.gauge(
                 ServerMetric.PEGAFLOW_RESTORED_INSTANCES,
                 engine,
-                e -> e.lastRestore().restored().size());
+                e -> e.status().lastRestore().restored().size());
         m.gauge(
                 ServerMetric.PEGAFLOW_RESTORE_DROPPED_INSTANCES,
                 engine,
-                e -> e.lastRestore().dropped().size());
-        m.gauge(ServerMetric.PEGAFLOW_DETACHED_INSTANCES, engine, PegaEngine::detachedCount);
+                e -> e.status().lastRestore().dropped().size());
+        m.gauge(ServerMetric.PEGAFLOW_DETACHED_INSTANCES, engine.status(), EngineStatus::detachedCount);
     }
 
     private static void bindSsdShards(CatalogMeters m, SsdStore store) {

@@ -87,7 +87,7 @@ class OperationsController {
     @GetMapping(path = "/instances", produces = MediaType.APPLICATION_JSON_VALUE)
     Map<String, Object> instances() {
         Map<String, Map<String, Object>> connectors = new TreeMap<>();
-        for (InstanceSummary s : engine.instanceSummaries()) {
+        for (InstanceSummary s : engine.status().instanceSummaries()) {
             connectors.put(
                     s.id(),
                     Map.of(

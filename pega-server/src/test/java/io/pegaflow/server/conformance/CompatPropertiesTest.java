@@ -44,7 +44,7 @@ class CompatPropertiesTest extends ConformanceSupport {
             tagged.register();
             pinned.register();
 
-            assertThat(engine.instanceSummaries())
+            assertThat(engine.status().instanceSummaries())
                     .extracting(s -> s.id() + "=" + s.generation())
                     .containsExactlyInAnyOrder("newer=G3", "tagged=G2", "pinned=G2");
             for (MockVllmWorker w : List.of(newer, tagged, pinned)) {

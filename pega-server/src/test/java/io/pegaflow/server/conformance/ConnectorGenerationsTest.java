@@ -92,7 +92,7 @@ class ConnectorGenerationsTest extends ConformanceSupport {
             for (int i = 0; i < workers.size(); i++) {
                 roundTrip(workers.get(i), 10 + i);
             }
-            assertThat(engine.instanceSummaries())
+            assertThat(engine.status().instanceSummaries())
                     .extracting(s -> s.clientVersion() + "/" + s.generation())
                     .containsExactlyInAnyOrder("<missing>/G0", "0.22.8/G1", "0.23.6/G2", "0.23.12/G3", "0.25.1/G3");
         } finally {
@@ -157,7 +157,7 @@ class ConnectorGenerationsTest extends ConformanceSupport {
                     Status.Code.INVALID_ARGUMENT,
                     "invalid argument: instance holes has incomplete KV registration: layer " + LAYERS.get(1)
                             + " has no owner for tp_rank 1 after all 2 workers registered");
-            assertThat(engine.instanceSummaries().get(0).sealed()).isFalse();
+            assertThat(engine.status().instanceSummaries().get(0).sealed()).isFalse();
         }
     }
 
@@ -318,7 +318,7 @@ class ConnectorGenerationsTest extends ConformanceSupport {
                         .contains("pega.compat.extra-versions");
             }
         }
-        assertThat(engine.instanceCount()).isZero();
+        assertThat(engine.status().instanceCount()).isZero();
     }
 
     @Test

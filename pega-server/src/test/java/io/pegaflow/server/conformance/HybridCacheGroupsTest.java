@@ -81,7 +81,7 @@ class HybridCacheGroupsTest extends ConformanceSupport {
             assertThat(HybridModel.firstMismatch(w, pattern)).isEmpty();
             assertThat(w.firstMismatch(STATE_LAYERS, List.of(0, 1, 2, 3, 4, 7), null))
                     .isEmpty();
-            InstanceSummary summary = engine.instanceSummaries().get(0);
+            InstanceSummary summary = engine.status().instanceSummaries().get(0);
             assertThat(summary.hybrid()).isTrue();
             assertThat(summary.groupLayers()).containsExactly(2, 1);
         }
@@ -142,7 +142,7 @@ class HybridCacheGroupsTest extends ConformanceSupport {
                     Status.Code.INVALID_ARGUMENT,
                     "invalid argument: storage groups must be dense 0..3: an unregistered group would never seal its"
                             + " blocks");
-            assertThat(engine.instanceSummaries())
+            assertThat(engine.status().instanceSummaries())
                     .allSatisfy(s -> assertThat(s.sealed()).isFalse());
             w.register();
             List<ByteString> hashes = BlockPattern.hashes(73, 8);
@@ -199,7 +199,7 @@ class HybridCacheGroupsTest extends ConformanceSupport {
                     "invalid argument: layer " + ATTENTION_LAYERS.get(0)
                             + " registered in storage group 0 on one device but group 1 on device 1");
             rank1.register(); // a corrected worker completes the instance
-            assertThat(engine.instanceSummaries())
+            assertThat(engine.status().instanceSummaries())
                     .filteredOn(s -> s.id().equals("hy-groups"))
                     .singleElement()
                     .satisfies(s -> assertThat(s.sealed()).isTrue());
@@ -301,7 +301,7 @@ class HybridCacheGroupsTest extends ConformanceSupport {
                                     .isEqualTo("invalid argument: instance " + id + " has incomplete KV registration:"
                                             + " layer " + STATE_LAYERS.get(0) + " has no owner for tp_rank 1 after"
                                             + " all 2 workers registered"));
-                    assertThat(engine.instanceSummaries())
+                    assertThat(engine.status().instanceSummaries())
                             .filteredOn(s -> s.id().equals(id))
                             .singleElement()
                             .satisfies(s -> assertThat(s.sealed()).isFalse());

@@ -93,7 +93,7 @@ class RpcBoundaryTest extends ConformanceSupport {
         assertThat(closed.get().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
         assertThat(closed.get().getDescription()).isEqualTo("instance_id must not be empty");
         // Sessions of earlier tests may still be closing; a rejected one must not stay installed.
-        await().atMost(WAIT).until(() -> engine.sessionCount() == 0);
+        await().atMost(WAIT).until(() -> engine.status().sessionCount() == 0);
     }
 
     @Test
@@ -130,7 +130,7 @@ class RpcBoundaryTest extends ConformanceSupport {
             current.close();
             Status gone = scheduler.awaitQueryFailure(id, BlockPattern.hashes(2, 1), WAIT);
             assertThat(gone.getDescription()).isEqualTo("instance " + id + " not found");
-            await().atMost(WAIT).until(() -> engine.sessionCount() == 0);
+            await().atMost(WAIT).until(() -> engine.status().sessionCount() == 0);
         }
     }
 

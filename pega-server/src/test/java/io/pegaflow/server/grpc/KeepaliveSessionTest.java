@@ -73,7 +73,7 @@ class KeepaliveSessionTest {
             // Three pings at 10 s spacing: the default 5-minute permit would have sent GOAWAY after the second.
             boolean endedEarly = ended.await(35, TimeUnit.SECONDS);
             assertThat(endedEarly).as("session ended: %s", error.get()).isFalse();
-            assertThat(engine.sessionCount()).isEqualTo(1);
+            assertThat(engine.status().sessionCount()).isEqualTo(1);
         } finally {
             channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         }
