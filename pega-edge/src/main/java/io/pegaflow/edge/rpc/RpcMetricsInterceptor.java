@@ -99,7 +99,7 @@ public final class RpcMetricsInterceptor implements EdgeInterceptor {
     }
 
     /** {@code InsertBlockHashes} to {@code insert_block_hashes}. */
-    static String snakeCase(String camel) {
+    public static String snakeCase(String camel) {
         StringBuilder out = new StringBuilder(camel.length() + 4);
         for (int i = 0; i < camel.length(); i++) {
             char c = camel.charAt(i);

@@ -69,6 +69,11 @@ public final class TaskAgents implements AutoCloseable {
         return this;
     }
 
+    /** Jobs waiting for a worker now: a snapshot that may be stale as soon as it is read. */
+    public int queued() {
+        return queue.size();
+    }
+
     /** Queues {@code job}; anything but {@code ACCEPTED} leaves it with the caller. */
     public CommandQueue.Offer submit(Job job) {
         return queue.offer(job);

@@ -30,6 +30,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param index where the block-owner index lives: {@code memory} (this process, rebuilt by re-announcement) or
  *     {@code redis} (shared by every instance, survives their restarts; decision 0032)
  * @param redis the Redis deployment of {@code index=redis}
+ * @param calls the workers that run gRPC calls, and when a call that waited too long for one is shed
  */
 // An unknown key under the prefix fails startup (MetaserverFailureAnalyzer names the key it resembles).
 @ConfigurationProperties(prefix = "pega.metaserver", ignoreUnknownFields = false)
@@ -48,7 +49,8 @@ public record MetaserverProperties(
         @DefaultValue("10") long nodeRefreshSecs,
         @DefaultValue("0.25") double nodeShare,
         @DefaultValue("memory") String index,
-        @DefaultValue Redis redis) {
+        @DefaultValue Redis redis,
+        @DefaultValue Calls calls) {
 
     /** The index backends {@code pega.metaserver.index} accepts. */
     public static final List<String> INDEX_BACKENDS = List.of("memory", "redis");
@@ -68,6 +70,40 @@ public record MetaserverProperties(
 
         public Redis {
             require(timeoutMs > 0, "redis.timeout-ms", timeoutMs, "> 0");
+        }
+    }
+
+    /**
+     * {@code pega.metaserver.calls.*}: the fixed sets of worker agents that run the gRPC calls instead of gRPC's
+     * unbounded default pool, and the shedding of calls that waited too long for one.
+     *
+     * @param workers workers of the index calls (Insert, Remove, QueryPrefix); 0 means two per core, at least four
+     * @param dbWorkers workers of HeartbeatNode and UnregisterNode, which write the database; 0 means the connection
+     *     pool's size
+     * @param queue tasks that may wait for each set of workers; past it the transport thread runs the task itself
+     * @param maxQueueWaitMs a call that waited longer than this for a worker ends {@code RESOURCE_EXHAUSTED} unrun
+     */
+    public record Calls(
+            @DefaultValue("0") int workers,
+            @DefaultValue("0") int dbWorkers,
+            @DefaultValue("4096") int queue,
+            @DefaultValue("500") long maxQueueWaitMs) {
+
+        public Calls {
+            require(workers >= 0, "calls.workers", workers, ">= 0");
+            require(dbWorkers >= 0, "calls.db-workers", dbWorkers, ">= 0");
+            require(queue > 0, "calls.queue", queue, "> 0");
+            require(maxQueueWaitMs > 0, "calls.max-queue-wait-ms", maxQueueWaitMs, "> 0");
+        }
+
+        /** The index calls' workers in force on a machine of {@code cores} cores. */
+        public int workersFor(int cores) {
+            return workers > 0 ? workers : Math.max(4, 2 * cores);
+        }
+
+        /** The database calls' workers in force with a connection pool of {@code poolSize}. */
+        public int dbWorkersFor(int poolSize) {
+            return dbWorkers > 0 ? dbWorkers : Math.max(1, poolSize);
         }
     }
 

@@ -15,28 +15,18 @@ import org.jspecify.annotations.Nullable;
 /**
  * The gRPC server's application threads: fixed sets of worker agents draining bounded queues, instead of gRPC's
  * default cached pool, which grew to thousands of threads on a saturated metaserver and spent the machine switching
- * between them. Index calls (Insert, Remove, QueryPrefix) are CPU only and run on {@code metaserver-grpc-i}, two per
- * core. HeartbeatNode and UnregisterNode write the database and run on their own {@code metaserver-grpc-db-i}, as
- * many as the connection pool, so a slow commit never holds up the index calls queued behind it.
+ * between them. Index calls (Insert, Remove, QueryPrefix) are CPU only and run on {@code metaserver-grpc-i} (by
+ * default two per core). HeartbeatNode and UnregisterNode write the database and run on their own
+ * {@code metaserver-grpc-db-i} (by default as many as the connection pool), so a slow commit never holds up the index
+ * calls queued behind it. The counts and the queue are {@code pega.metaserver.calls.*}.
  *
  * <p>When the queue is full the task runs on the thread that handed it over (a transport event loop): the event loop
  * stops reading while it works, so HTTP/2 flow control slows the clients down instead of the metaserver queueing
  * without bound. Nothing is dropped here: a gRPC callback that never runs would leave its call open.
  * {@link ExpiredCallInterceptor} drops the work of calls whose deadline passed while they waited, and sheds calls
- * that waited longer than {@link #MAX_QUEUE_WAIT_NANOS} (the task that runs them says how long, {@link #waitedNanos}).
+ * that waited too long (the task that runs them says how long, {@link #waitedNanos}).
  */
 final class CallWorkers implements AutoCloseable {
-
-    /** Tasks that may wait; past this the transport thread runs them itself. */
-    static final int QUEUE = 4_096;
-
-    /**
-     * A call that waited longer than this for a worker is answered {@code RESOURCE_EXHAUSTED} at once: past it the
-     * backlog is more than the metaserver clears before a client's deadline, and serving it in order would make every
-     * call wait about that deadline (a full FIFO in front of a saturated server); shedding keeps the calls it does
-     * serve fast, and the client backs off instead of failing over.
-     */
-    static final long MAX_QUEUE_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
     private static final ThreadLocal<long[]> WAITED = ThreadLocal.withInitial(() -> new long[1]);
 
@@ -46,17 +36,13 @@ final class CallWorkers implements AutoCloseable {
 
     /**
      * @param count workers for the index calls
-     * @param dbCount workers for the calls that write the database (the connection pool's size)
+     * @param dbCount workers for the calls that write the database
+     * @param queue tasks that may wait for each set of workers; past it the transport thread runs them
      */
-    CallWorkers(int count, int dbCount, AgentGroup group) {
+    CallWorkers(int count, int dbCount, int queue, AgentGroup group) {
         this.count = count;
-        this.workers = new TaskAgents("metaserver-grpc", count, QUEUE, NanoClock.SYSTEM).start(group);
-        this.dbWorkers = new TaskAgents("metaserver-grpc-db", dbCount, QUEUE, NanoClock.SYSTEM).start(group);
-    }
-
-    /** Two workers per core, at least four, so a few callers waiting on the database never idle the cores. */
-    static int defaultCount(int cores) {
-        return Math.max(4, 2 * cores);
+        this.workers = new TaskAgents("metaserver-grpc", count, queue, NanoClock.SYSTEM).start(group);
+        this.dbWorkers = new TaskAgents("metaserver-grpc-db", dbCount, queue, NanoClock.SYSTEM).start(group);
     }
 
     /** The executor of the index calls, and of everything gRPC runs that belongs to no call. */
@@ -113,6 +99,11 @@ final class CallWorkers implements AutoCloseable {
 
     int count() {
         return count;
+    }
+
+    /** Tasks waiting for an index worker now. */
+    int queued() {
+        return workers.queued();
     }
 
     /** After the gRPC server stopped: finishes what is queued within 5 s each, runs the rest on this thread. */

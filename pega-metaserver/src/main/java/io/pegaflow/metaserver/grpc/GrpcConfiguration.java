@@ -5,9 +5,11 @@ import io.pegaflow.edge.EdgeConfiguration;
 import io.pegaflow.edge.metrics.CatalogMeters;
 import io.pegaflow.edge.rpc.RpcMetricsInterceptor;
 import io.pegaflow.kernel.agent.AgentGroup;
+import io.pegaflow.metaserver.config.MetaserverProperties;
 import io.pegaflow.metaserver.index.BlockIndex;
 import io.pegaflow.metaserver.metrics.MetaserverMetric;
 import io.pegaflow.proto.MetaServerGrpc;
+import java.util.concurrent.TimeUnit;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -44,10 +46,13 @@ class GrpcConfiguration {
 
     /** A fixed set of workers for every call instead of gRPC's unbounded cached pool (see {@link CallWorkers}). */
     @Bean(destroyMethod = "close")
-    CallWorkers grpcCallWorkers(@Value("${spring.datasource.hikari.maximum-pool-size:4}") int poolSize) {
+    CallWorkers grpcCallWorkers(
+            MetaserverProperties properties, @Value("${spring.datasource.hikari.maximum-pool-size:4}") int poolSize) {
+        MetaserverProperties.Calls calls = properties.calls();
         return new CallWorkers(
-                CallWorkers.defaultCount(Runtime.getRuntime().availableProcessors()),
-                Math.max(1, poolSize),
+                calls.workersFor(Runtime.getRuntime().availableProcessors()),
+                calls.dbWorkersFor(poolSize),
+                calls.queue(),
                 new AgentGroup());
     }
 
@@ -56,8 +61,10 @@ class GrpcConfiguration {
         return builder -> builder.executor(workers.executor()).callExecutor(workers.perCall());
     }
 
+    /** Skips calls cancelled while queued and sheds those queued too long, counting both by method. */
     @Bean
-    ExpiredCallInterceptor expiredCallInterceptor() {
-        return new ExpiredCallInterceptor();
+    ExpiredCallInterceptor expiredCallInterceptor(MetaserverProperties properties, CatalogMeters meters) {
+        return new ExpiredCallInterceptor(
+                TimeUnit.MILLISECONDS.toNanos(properties.calls().maxQueueWaitMs()), meters);
     }
 }

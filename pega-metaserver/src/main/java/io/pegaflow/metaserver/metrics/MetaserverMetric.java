@@ -18,6 +18,17 @@ public enum MetaserverMetric implements MetricDescriptor {
     PEGAFLOW_METASERVER_RPC_REQUESTS(MetricType.COUNTER, "requests", "MetaServer RPCs handled", Labels.RPC),
     PEGAFLOW_METASERVER_RPC_DURATION(
             MetricType.TIMER, "seconds", "MetaServer RPC handling time", Labels.RPC, Buckets.RPC),
+    // Overload (ours): calls whose method never ran
+    PEGAFLOW_METASERVER_CALLS_SHED(
+            MetricType.COUNTER,
+            "calls",
+            "Calls answered RESOURCE_EXHAUSTED unrun: they waited past pega.metaserver.calls.max-queue-wait-ms",
+            Labels.METHOD),
+    PEGAFLOW_METASERVER_CALLS_SKIPPED(
+            MetricType.COUNTER,
+            "calls",
+            "Calls whose method was skipped: they were cancelled (deadline or client) while they waited for a worker",
+            Labels.METHOD),
 
     // Index and nodes: the reference's names; index_evicted, takeovers and epoch are ours
     PEGAFLOW_METASERVER_STORE_ENTRIES(MetricType.GAUGE, "keys", "Block keys in the owner index"),
@@ -42,6 +53,7 @@ public enum MetaserverMetric implements MetricDescriptor {
     private static final class Labels {
         static final List<String> NONE = List.of();
         static final List<String> RPC = List.of("method", "status");
+        static final List<String> METHOD = List.of("method");
         static final List<String> STATE = List.of("state");
     }
 

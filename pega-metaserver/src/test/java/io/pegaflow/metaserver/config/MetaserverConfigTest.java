@@ -31,7 +31,8 @@ class MetaserverConfigTest {
                 0,
                 0.25,
                 "memory",
-                new MetaserverProperties.Redis("redis://127.0.0.1:6379", List.of(), 2000));
+                new MetaserverProperties.Redis("redis://127.0.0.1:6379", List.of(), 2000),
+                new MetaserverProperties.Calls(0, 0, 4096, 500));
     }
 
     @Test

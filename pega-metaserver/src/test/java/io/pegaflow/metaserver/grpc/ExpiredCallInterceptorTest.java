@@ -8,6 +8,8 @@ import io.grpc.MethodDescriptor;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.Status;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.pegaflow.edge.metrics.CatalogMeters;
 import io.pegaflow.proto.HeartbeatNodeRequest;
 import io.pegaflow.proto.HeartbeatNodeResponse;
 import io.pegaflow.proto.MetaServerGrpc;
@@ -22,6 +24,12 @@ import org.junit.jupiter.api.Test;
  * shed with {@code RESOURCE_EXHAUSTED} and never reaches it either; a call served in time does.
  */
 class ExpiredCallInterceptorTest {
+
+    private static final long LIMIT_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private final ExpiredCallInterceptor interceptor =
+            new ExpiredCallInterceptor(LIMIT_NANOS, new CatalogMeters(registry));
 
     private final AtomicInteger invoked = new AtomicInteger();
     private final ServerCallHandler<HeartbeatNodeRequest, HeartbeatNodeResponse> method =
@@ -63,7 +71,6 @@ class ExpiredCallInterceptorTest {
 
     @Test
     void shouldSkipTheMethodOfACancelledCall() {
-        ExpiredCallInterceptor interceptor = new ExpiredCallInterceptor();
         RecordingCall call = new RecordingCall();
         ServerCall.Listener<HeartbeatNodeRequest> late = interceptor.interceptCall(call, new Metadata(), method);
 
@@ -76,31 +83,35 @@ class ExpiredCallInterceptorTest {
             cancelled.detach(previous);
         }
         assertThat(invoked).hasValue(0);
-        assertThat(interceptor.skipped()).isEqualTo(1);
+        assertThat(count("pegaflow_metaserver_calls_skipped")).isEqualTo(1);
         assertThat(call.closed).as("gRPC already ended the cancelled call").isEmpty();
     }
 
     @Test
     void shouldShedACallThatWaitedTooLongAndServeOneThatDidNot() {
-        ExpiredCallInterceptor interceptor = new ExpiredCallInterceptor();
         RecordingCall shedCall = new RecordingCall();
         RecordingCall servedCall = new RecordingCall();
         ServerCall.Listener<HeartbeatNodeRequest> shed = interceptor.interceptCall(shedCall, new Metadata(), method);
         ServerCall.Listener<HeartbeatNodeRequest> served =
                 interceptor.interceptCall(servedCall, new Metadata(), method);
 
-        CallWorkers.runAsQueued(CallWorkers.MAX_QUEUE_WAIT_NANOS + TimeUnit.MILLISECONDS.toNanos(1), shed::onHalfClose);
+        CallWorkers.runAsQueued(LIMIT_NANOS + TimeUnit.MILLISECONDS.toNanos(1), shed::onHalfClose);
         assertThat(invoked).hasValue(0);
         assertThat(shedCall.closed).singleElement().satisfies(status -> {
             assertThat(status.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
             assertThat(status.getDescription()).startsWith("metaserver overloaded");
         });
-        assertThat(interceptor.shed()).isEqualTo(1);
+        assertThat(count("pegaflow_metaserver_calls_shed")).isEqualTo(1);
 
-        CallWorkers.runAsQueued(CallWorkers.MAX_QUEUE_WAIT_NANOS, served::onHalfClose);
+        CallWorkers.runAsQueued(LIMIT_NANOS, served::onHalfClose);
         assertThat(invoked).hasValue(1);
         assertThat(servedCall.closed).isEmpty();
-        assertThat(interceptor.shed()).isEqualTo(1);
-        assertThat(interceptor.skipped()).isZero();
+        assertThat(count("pegaflow_metaserver_calls_shed")).isEqualTo(1);
+        assertThat(count("pegaflow_metaserver_calls_skipped")).isZero();
+    }
+
+    /** The counter of the heartbeat method, the one these calls are. */
+    private double count(String name) {
+        return registry.get(name).tag("method", "heartbeat_node").counter().count();
     }
 }

@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
+import io.pegaflow.metaserver.config.MetaserverProperties;
 import io.pegaflow.metaserver.support.AdjustableClock;
 import io.pegaflow.metaserver.support.MetaserverTestApp;
 import io.pegaflow.proto.MetaServerGrpc;
@@ -41,7 +42,12 @@ class MetaServerCallWorkersTest {
 
     @Test
     void shouldServeManyConcurrentClientsOnAFixedSetOfWorkers() throws Exception {
-        try (MetaserverTestApp app = MetaserverTestApp.start(dir, new AdjustableClock(), "--logging.level.root=WARN")) {
+        try (MetaserverTestApp app = MetaserverTestApp.start(
+                dir,
+                new AdjustableClock(),
+                "--logging.level.root=WARN",
+                // the bound on threads is under test, not shedding: a slow machine must not turn waits into refusals
+                "--pega.metaserver.calls.max-queue-wait-ms=60000")) {
             // The client's own callbacks run on this pool, so a new grpc-default-executor thread would be the server's.
             ExecutorService clientPool = Executors.newFixedThreadPool(4);
             ManagedChannel channel = ManagedChannelBuilder.forAddress("127.0.0.1", app.grpcPort())
@@ -95,7 +101,9 @@ class MetaServerCallWorkersTest {
             }
 
             assertThat(answered.get()).isEqualTo(CLIENTS * ROUNDS);
-            int workers = CallWorkers.defaultCount(Runtime.getRuntime().availableProcessors());
+            int workers = app.bean(MetaserverProperties.class)
+                    .calls()
+                    .workersFor(Runtime.getRuntime().availableProcessors());
             assertThat(serverThreads)
                     .filteredOn(n -> n.startsWith("grpc-default-executor") && !before.contains(n))
                     .isEmpty();

@@ -74,6 +74,11 @@ public final class MetaserverTestApp implements AutoCloseable {
                 .withInterceptors(MetadataUtils.newCaptureMetadataInterceptor(lastHeaders, lastTrailers));
     }
 
+    /** The channel of {@link #stub()}, for the other kinds of stub. */
+    public ManagedChannel channel() {
+        return channel;
+    }
+
     public Metadata lastHeaders() {
         return lastHeaders.get();
     }
