@@ -52,6 +52,10 @@ class MetaserverStartupFailureTest {
                         + " that setting (every key is described in docs/metaserver.md)");
         assertThat(failureLine("--pega.metaserver.http-addr=127.0.0.1:0", "--pega.metaserver.ttl-minutes=0"))
                 .startsWith("pega.metaserver.ttl-minutes: 0 (expected: > 0)");
+        assertThat(failureLine(
+                        "--pega.metaserver.http-addr=127.0.0.1:0", "--pega.metaserver.calls.max-queue-wait-ms=0"))
+                .startsWith("pega.metaserver.calls.max-queue-wait-ms: 0 (expected: > 0)")
+                .doesNotContain("\n");
     }
 
     @Test
