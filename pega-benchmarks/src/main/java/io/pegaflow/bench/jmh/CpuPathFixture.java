@@ -163,7 +163,7 @@ final class CpuPathFixture implements AutoCloseable {
                 bpb[l] = bytesPerBlock;
                 segments[l] = 1;
             }
-            engine.registerContextBatch(new RegisterCommand(
+            engine.registerContextBatch(RegisterCommand.inProcess(
                     INSTANCE,
                     NAMESPACE,
                     0,

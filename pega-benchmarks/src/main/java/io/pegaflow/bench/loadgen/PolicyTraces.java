@@ -264,7 +264,7 @@ public final class PolicyTraces {
                 // one device region per instance: a host descriptor belongs to one registration
                 ShmDeviceMemory device = ShmDeviceMemory.create((long) DEVICE_BLOCKS * BLOCK_BYTES);
                 devices.add(device);
-                engine.registerContextBatch(new RegisterCommand(
+                engine.registerContextBatch(RegisterCommand.inProcess(
                         ns,
                         ns,
                         0,

@@ -34,46 +34,6 @@ public record RegisterCommand(
         Connector connector,
         int[] layerGroupIds) {
 
-    /** A command whose layers are all in storage group 0. */
-    public RegisterCommand(
-            String instanceId,
-            String namespace,
-            long tpRank,
-            long tpSize,
-            long worldSize,
-            int deviceId,
-            long numLayers,
-            long ppRank,
-            List<String> layerNames,
-            List<byte[]> wrapperBytes,
-            long[] numBlocks,
-            long[] bytesPerBlock,
-            long[] kvStrideBytes,
-            long[] segments,
-            OptionalInt callerUid,
-            Principal principal,
-            Connector connector) {
-        this(
-                instanceId,
-                namespace,
-                tpRank,
-                tpSize,
-                worldSize,
-                deviceId,
-                numLayers,
-                ppRank,
-                layerNames,
-                wrapperBytes,
-                numBlocks,
-                bytesPerBlock,
-                kvStrideBytes,
-                segments,
-                callerUid,
-                principal,
-                connector,
-                new int[0]);
-    }
-
     /** Whether any layer is outside storage group 0 (a hybrid model: attention plus recurrent state). */
     public boolean declaresGroups() {
         for (int group : layerGroupIds) {
@@ -89,46 +49,11 @@ public record RegisterCommand(
         return layerGroupIds.length == 0 ? 0 : layerGroupIds[i];
     }
 
-    /** A v0.22.4 connector's command. */
-    public RegisterCommand(
-            String instanceId,
-            String namespace,
-            long tpRank,
-            long tpSize,
-            long worldSize,
-            int deviceId,
-            long numLayers,
-            long ppRank,
-            List<String> layerNames,
-            List<byte[]> wrapperBytes,
-            long[] numBlocks,
-            long[] bytesPerBlock,
-            long[] kvStrideBytes,
-            long[] segments,
-            OptionalInt callerUid,
-            Principal principal) {
-        this(
-                instanceId,
-                namespace,
-                tpRank,
-                tpSize,
-                worldSize,
-                deviceId,
-                numLayers,
-                ppRank,
-                layerNames,
-                wrapperBytes,
-                numBlocks,
-                bytesPerBlock,
-                kvStrideBytes,
-                segments,
-                callerUid,
-                principal,
-                Connector.LEGACY);
-    }
-
-    /** A command whose principal follows from the uid alone (in-process callers, tests). */
-    public RegisterCommand(
+    /**
+     * A v0.22.4 connector's command with every layer in storage group 0, whose principal follows from the uid alone:
+     * in-process callers, tests and benchmarks. Adapters build the full record.
+     */
+    public static RegisterCommand inProcess(
             String instanceId,
             String namespace,
             long tpRank,
@@ -144,7 +69,7 @@ public record RegisterCommand(
             long[] kvStrideBytes,
             long[] segments,
             OptionalInt callerUid) {
-        this(
+        return new RegisterCommand(
                 instanceId,
                 namespace,
                 tpRank,
@@ -160,6 +85,8 @@ public record RegisterCommand(
                 kvStrideBytes,
                 segments,
                 callerUid,
-                Principal.of(callerUid, "unknown"));
+                Principal.of(callerUid, "unknown"),
+                Connector.LEGACY,
+                new int[0]);
     }
 }

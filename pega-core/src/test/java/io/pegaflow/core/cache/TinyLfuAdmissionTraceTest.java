@@ -73,7 +73,7 @@ class TinyLfuAdmissionTraceTest {
             byte[] wrapper = ("{\"kind\":\"host-shm\",\"name\":\"" + shmName + "\",\"offset\":0,\"size\":"
                             + (DEVICE_BLOCKS * BLOCK_BYTES) + "}")
                     .getBytes(StandardCharsets.UTF_8);
-            engine.registerContextBatch(new RegisterCommand(
+            engine.registerContextBatch(RegisterCommand.inProcess(
                     "trace",
                     "trace-ns",
                     0,

@@ -118,7 +118,7 @@ class EngineAgentsTest {
         try (PegaEngine engine = PegaEngine.launch(
                         new EngineContext().config(config).pool(pool).backend(backend));
                 TestShm device = TestShm.create("pega_deadline_", 4L * BLOCK_BYTES)) {
-            engine.registerContextBatch(new RegisterCommand(
+            engine.registerContextBatch(RegisterCommand.inProcess(
                     "inst",
                     "ns",
                     0,

@@ -182,7 +182,7 @@ final class EngineHarness implements AutoCloseable {
         }
 
         void register() {
-            engine.registerContextBatch(new RegisterCommand(
+            engine.registerContextBatch(RegisterCommand.inProcess(
                     instanceId,
                     namespace,
                     0,

@@ -32,7 +32,7 @@ class InflightGcTest {
 
     /** Registers {@code w}'s one layer into an instance that expects two layers per block. */
     private void registerHalfOfTwoLayers(Worker w) {
-        engine.registerContextBatch(new RegisterCommand(
+        engine.registerContextBatch(RegisterCommand.inProcess(
                 w.instanceId,
                 w.namespace,
                 0,

@@ -89,7 +89,7 @@ class LayerFenceTest {
                         .pool(PinnedMemoryPool.create(config.pool()))
                         .backend(backend)
                         .admission(AdmissionPolicy.ALWAYS))) {
-            engine.registerContextBatch(new RegisterCommand(
+            engine.registerContextBatch(RegisterCommand.inProcess(
                     "fence",
                     "ns",
                     0,

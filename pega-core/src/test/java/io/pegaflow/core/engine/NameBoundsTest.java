@@ -39,7 +39,7 @@ class NameBoundsTest {
     }
 
     private static RegisterCommand register(String instanceId, String namespace, String layer) {
-        return new RegisterCommand(
+        return RegisterCommand.inProcess(
                 instanceId,
                 namespace,
                 0,

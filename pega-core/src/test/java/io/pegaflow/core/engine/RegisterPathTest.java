@@ -32,7 +32,7 @@ class RegisterPathTest {
 
     /** A command for {@code w}'s memory under another layer name and topology. */
     private static RegisterCommand command(Worker w, String layer, long tpSize, long worldSize) {
-        return new RegisterCommand(
+        return RegisterCommand.inProcess(
                 w.instanceId,
                 w.namespace,
                 0,
@@ -90,7 +90,7 @@ class RegisterPathTest {
     @Test
     void shouldCreateNoInstanceWhenLayoutIsInvalid() {
         Worker w = harness.worker("bad-layout", BLOCKS, BLOCK_BYTES);
-        RegisterCommand tooBig = new RegisterCommand(
+        RegisterCommand tooBig = RegisterCommand.inProcess(
                 w.instanceId,
                 w.namespace,
                 0,

@@ -103,7 +103,7 @@ class RegistrationWithdrawalTest {
     }
 
     private static RegisterCommand command(String instance, int deviceId, TestShm memory) {
-        return new RegisterCommand(
+        return RegisterCommand.inProcess(
                 instance,
                 "withdraw-ns",
                 0,

@@ -107,7 +107,7 @@ class RestoreTest {
     }
 
     private static RegisterCommand command(String instance, TestShm memory) {
-        return new RegisterCommand(
+        return RegisterCommand.inProcess(
                 instance,
                 "restore-ns",
                 0,

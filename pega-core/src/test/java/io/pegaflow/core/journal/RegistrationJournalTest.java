@@ -35,7 +35,7 @@ class RegistrationJournalTest {
     }
 
     static RegisterCommand command(String instance, int device, String wrapper, OptionalInt uid) {
-        return new RegisterCommand(
+        return RegisterCommand.inProcess(
                 instance,
                 "ns-" + instance,
                 device,
@@ -133,7 +133,8 @@ class RegistrationJournalTest {
                 base.segments(),
                 base.callerUid(),
                 base.principal(),
-                g3);
+                g3,
+                new int[0]);
         try (RegistrationJournal j = RegistrationJournal.open(dir())) {
             j.registered(withConnector);
         }

@@ -82,7 +82,7 @@ class SsdEngineTest {
             java.util.Arrays.fill(bpb, bytesPerBlock);
             java.util.Arrays.fill(strides, stride);
             java.util.Arrays.fill(segs, segments);
-            engine.registerContextBatch(new RegisterCommand(
+            engine.registerContextBatch(RegisterCommand.inProcess(
                     instance,
                     namespace,
                     0,

@@ -57,7 +57,7 @@ class CudaKernelFailureEngineGpuTest {
         try (PythonProducer producer = PythonProducer.start(0, Map.of());
                 PegaEngine engine = PegaEngine.launch(EngineConfig.defaults(poolConfig), pool, backend)) {
             PythonProducer.Tensor t = producer.alloc("kv", "kv_first", 7);
-            engine.registerContextBatch(new RegisterCommand(
+            engine.registerContextBatch(RegisterCommand.inProcess(
                     "inst",
                     "ns",
                     0,
