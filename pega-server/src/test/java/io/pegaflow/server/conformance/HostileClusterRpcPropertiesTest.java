@@ -23,12 +23,9 @@ import io.pegaflow.proto.ext.push.PushLayer;
 import io.pegaflow.proto.ext.push.RegisterPushLayersRequest;
 import io.pegaflow.proto.ext.push.StartPushRequest;
 import io.pegaflow.proto.ext.push.WatchReceiveRequest;
-import io.pegaflow.server.PegaServerApplication;
-import io.pegaflow.server.grpc.GrpcPort;
 import io.pegaflow.testkit.BlockPattern;
 import io.pegaflow.testkit.MockScheduler;
 import io.pegaflow.testkit.MockVllmWorker;
-import io.pegaflow.testkit.ReferenceHarness;
 import io.pegaflow.testkit.SessionHandle;
 import io.pegaflow.testkit.hostile.HostileCases;
 import io.pegaflow.testkit.hostile.HostileValues;
@@ -48,10 +45,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
-import org.springframework.context.ConfigurableApplicationContext;
 
 /**
  * Property-based hostile input over real gRPC to the RPCs of the cluster (decision 0031 §5): arbitrary values in every
@@ -89,7 +84,7 @@ class HostileClusterRpcPropertiesTest {
             Status.Code.UNAVAILABLE,
             Status.Code.DEADLINE_EXCEEDED);
 
-    private static ConfigurableApplicationContext context;
+    private static HostileServer server;
     private static PegaEngine engine;
     private static MockScheduler client;
     private static MockVllmWorker victim;
@@ -97,61 +92,42 @@ class HostileClusterRpcPropertiesTest {
 
     @BeforeAll
     static void startServer() {
-        context = new SpringApplicationBuilder(PegaServerApplication.class)
-                .run(
-                        "--spring.grpc.server.port=0",
-                        "--server.port=0",
-                        "--server.address=127.0.0.1",
-                        "--pega.pool.size=16MB",
-                        "--pega.device.backend=host",
-                        "--pega.rdma.enabled=true",
-                        "--pega.rdma.nics=lo",
-                        "--pega.rdma.transports=tcp",
-                        "--pega.rdma.connect-timeout=2s",
-                        "--pega.pd.enabled=true",
-                        "--pega.pd.transports=tcp",
-                        "--logging.level.root=WARN",
-                        // the lines that carry client strings (sessions, pushes, peers) are INFO and WARN
-                        "--logging.level.io.pegaflow=INFO");
-        engine = context.getBean(PegaEngine.class);
-        int port = context.getBean(GrpcPort.class).port();
-        client = MockScheduler.connect("127.0.0.1", port);
-        channel =
-                NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
-        victim = ReferenceHarness.worker("127.0.0.1", port).instanceId("victim").build();
-        victim.register();
-        victim.fillBlocks(blockIds(4), PATTERN);
-        victim.save(blockIds(4), VICTIM_HASHES);
-        client.awaitHits("victim", VICTIM_HASHES, 4, Duration.ofSeconds(10));
+        server = HostileServer.start(
+                PATTERN,
+                VICTIM_HASHES,
+                "--pega.rdma.enabled=true",
+                "--pega.rdma.nics=lo",
+                "--pega.rdma.transports=tcp",
+                "--pega.rdma.connect-timeout=2s",
+                "--pega.pd.enabled=true",
+                "--pega.pd.transports=tcp",
+                // the lines that carry client strings (sessions, pushes, peers) are INFO and WARN
+                "--logging.level.io.pegaflow=INFO");
+        engine = server.engine;
+        client = server.client;
+        victim = server.victim;
+        channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port)
+                .usePlaintext()
+                .build();
     }
 
     @AfterAll
     static void stopServer() throws InterruptedException {
         try {
             victim.verifyBlocks(blockIds(4), PATTERN);
-            victim.close();
-            client.close();
             channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-            engine.cleanupInstances(null);
-            engine.flushSeals();
-            engine.cleanupMemory();
+            server.drain();
             assertThat(engine.transferLockStats().sessions())
                     .as("lock sessions")
                     .isZero();
-            assertThat(engine.activeLeases()).as("leases").isZero();
-            assertThat(engine.pool().outstandingAllocations())
-                    .as("pool allocations")
-                    .isZero();
         } finally {
-            context.close();
+            server.close();
         }
     }
 
     @AfterEach
     void serverAndVictimUntouched() {
-        assertThat(client.health().getStatus().getOk()).isTrue();
-        victim.verifyBlocks(blockIds(4), PATTERN);
-        assertThat(engine.instanceIds()).contains("victim");
+        server.assertVictimUntouched();
     }
 
     private static EngineGrpc.EngineBlockingStub engineStub() {

@@ -16,12 +16,9 @@ import io.pegaflow.proto.ReleaseRequest;
 import io.pegaflow.proto.SaveLayer;
 import io.pegaflow.proto.SaveRequest;
 import io.pegaflow.proto.UnregisterRequest;
-import io.pegaflow.server.PegaServerApplication;
-import io.pegaflow.server.grpc.GrpcPort;
 import io.pegaflow.testkit.BlockPattern;
 import io.pegaflow.testkit.MockScheduler;
 import io.pegaflow.testkit.MockVllmWorker;
-import io.pegaflow.testkit.ReferenceHarness;
 import io.pegaflow.testkit.hostile.HostileCases;
 import io.pegaflow.testkit.hostile.HostileValues;
 import java.time.Duration;
@@ -37,8 +34,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.context.ConfigurableApplicationContext;
 
 /**
  * Property-based hostile input over real gRPC (issue #10): arbitrary values in every field of RegisterContextBatch,
@@ -67,29 +62,17 @@ class HostileRpcPropertiesTest {
 
     private static final BlockPattern PATTERN = BlockPattern.perByte(77);
     private static final List<ByteString> VICTIM_HASHES = BlockPattern.hashes(4242, 4);
-    private static ConfigurableApplicationContext context;
+    private static HostileServer server;
     private static PegaEngine engine;
     private static MockScheduler client;
     private static MockVllmWorker victim;
 
     @BeforeAll
     static void startServer() {
-        context = new SpringApplicationBuilder(PegaServerApplication.class)
-                .run(
-                        "--spring.grpc.server.port=0",
-                        "--server.port=0",
-                        "--server.address=127.0.0.1",
-                        "--pega.pool.size=16MB",
-                        "--pega.device.backend=host",
-                        "--logging.level.root=WARN");
-        engine = context.getBean(PegaEngine.class);
-        int port = context.getBean(GrpcPort.class).port();
-        client = MockScheduler.connect("127.0.0.1", port);
-        victim = ReferenceHarness.worker("127.0.0.1", port).instanceId("victim").build();
-        victim.register();
-        victim.fillBlocks(blockIds(4), PATTERN);
-        victim.save(blockIds(4), VICTIM_HASHES);
-        client.awaitHits("victim", VICTIM_HASHES, 4, Duration.ofSeconds(10));
+        server = HostileServer.start(PATTERN, VICTIM_HASHES);
+        engine = server.engine;
+        client = server.client;
+        victim = server.victim;
     }
 
     @AfterAll
@@ -100,27 +83,16 @@ class HostileRpcPropertiesTest {
             assertThat(ready.getNumHitBlocks()).isEqualTo(4);
             assertThat(victim.load(ready.getLease(), blockIds(4)).succeeded()).isTrue();
             victim.verifyBlocks(blockIds(4), PATTERN);
-            victim.close();
-            client.close();
-            engine.cleanupInstances(null);
-            engine.flushSeals();
-            engine.cleanupMemory();
-            assertThat(engine.activeLeases()).as("leases").isZero();
-            assertThat(engine.pool().outstandingAllocations())
-                    .as("pool allocations")
-                    .isZero();
+            server.drain();
             assertThat(engine.mappedObjectCount()).as("mappings").isZero();
         } finally {
-            context.close();
+            server.close();
         }
     }
 
-    /** After every case: the server answers, the victim's memory is untouched and its instance still registered. */
     @AfterEach
     void victimUntouched() {
-        assertThat(client.health().getStatus().getOk()).isTrue();
-        victim.verifyBlocks(blockIds(4), PATTERN);
-        assertThat(engine.instanceIds()).contains("victim");
+        server.assertVictimUntouched();
     }
 
     private static EngineGrpc.EngineBlockingStub stub() {

@@ -1,5 +1,8 @@
 package io.pegaflow.server.transfer;
 
+import static io.pegaflow.server.transfer.RemoteFetchNodes.HOST;
+import static io.pegaflow.server.transfer.RemoteFetchNodes.LAYOUT;
+import static io.pegaflow.server.transfer.RemoteFetchNodes.freePort;
 import static io.pegaflow.testkit.ReferenceHarness.blockIds;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -9,15 +12,12 @@ import io.grpc.TlsServerCredentials;
 import io.pegaflow.core.engine.PegaEngine;
 import io.pegaflow.node.PegaNode;
 import io.pegaflow.proto.QueryReady;
-import io.pegaflow.server.PegaServerApplication;
 import io.pegaflow.testkit.BlockPattern;
-import io.pegaflow.testkit.KvLayout;
 import io.pegaflow.testkit.MockScheduler;
 import io.pegaflow.testkit.MockVllmWorker;
 import io.pegaflow.testkit.TestCertificates;
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,7 +25,6 @@ import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
@@ -36,16 +35,8 @@ import org.springframework.context.ConfigurableApplicationContext;
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class RemoteFetchMutualTlsTest {
-    static final String HOST = "127.0.0.1";
     static final String NAMESPACE = "ns-tls";
     static final Duration WAIT = Duration.ofSeconds(30);
-    static final KvLayout LAYOUT = KvLayout.kvFirst(16, 16, 2, 64, 2);
-
-    static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
 
     private static InputStream resource(String name) {
         return Objects.requireNonNull(
@@ -66,27 +57,12 @@ class RemoteFetchMutualTlsTest {
 
     private static ConfigurableApplicationContext start(OwnerIndexMetaServer metaserver, int port) {
         List<String> args = new ArrayList<>(List.of(
-                "--spring.grpc.server.port=" + port,
-                "--spring.grpc.server.host=" + HOST,
-                "--server.port=0",
-                "--server.address=" + HOST,
-                "--pega.pool.size=32MB",
-                "--pega.device.backend=host",
-                "--pega.metaserver.addr=" + metaserver.target(),
-                "--pega.metaserver.advertise-addr=" + HOST + ":" + port,
-                "--pega.metaserver.allow-loopback=true",
-                "--pega.metaserver.heartbeat-interval=200ms",
-                "--pega.rdma.enabled=true",
-                "--pega.rdma.nics=lo",
-                "--pega.rdma.transports=tcp",
-                "--pega.rdma.connect-timeout=5s",
                 "--spring.grpc.server.ssl.bundle=cluster",
                 "--spring.grpc.server.ssl.client-auth=require",
                 "--pega.cluster.ssl-bundle=cluster",
-                "--pega.cluster.token=remote-fetch-mtls-test-secret-01",
-                "--logging.level.root=WARN"));
+                "--pega.cluster.token=remote-fetch-mtls-test-secret-01"));
         args.addAll(TestCertificates.pemBundle("cluster", TestCertificates.NODE, TestCertificates.CLUSTER_CA));
-        return new SpringApplicationBuilder(PegaServerApplication.class).run(args.toArray(String[]::new));
+        return RemoteFetchNodes.start(metaserver, port, args);
     }
 
     @Test

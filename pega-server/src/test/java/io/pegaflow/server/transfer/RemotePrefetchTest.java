@@ -1,5 +1,8 @@
 package io.pegaflow.server.transfer;
 
+import static io.pegaflow.server.transfer.RemoteFetchNodes.HOST;
+import static io.pegaflow.server.transfer.RemoteFetchNodes.LAYOUT;
+import static io.pegaflow.server.transfer.RemoteFetchNodes.freePort;
 import static io.pegaflow.testkit.ReferenceHarness.blockIds;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -12,15 +15,12 @@ import io.pegaflow.node.remote.RemoteFetchStats;
 import io.pegaflow.node.remote.RemoteFetchTier;
 import io.pegaflow.proto.QueryReady;
 import io.pegaflow.proto.QueryResponse;
-import io.pegaflow.server.PegaServerApplication;
 import io.pegaflow.sys.OffHeap;
 import io.pegaflow.testkit.BlockPattern;
 import io.pegaflow.testkit.ChildJvm;
-import io.pegaflow.testkit.KvLayout;
 import io.pegaflow.testkit.MockScheduler;
 import io.pegaflow.testkit.MockVllmWorker;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -30,7 +30,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
@@ -42,10 +41,8 @@ import org.springframework.context.ConfigurableApplicationContext;
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class RemotePrefetchTest {
-    static final String HOST = "127.0.0.1";
     static final String NAMESPACE = "ns-remote";
     static final Duration WAIT = Duration.ofSeconds(30);
-    static final KvLayout LAYOUT = KvLayout.kvFirst(16, 16, 2, 64, 2);
 
     static OwnerIndexMetaServer metaserver;
     static Node a;
@@ -61,34 +58,13 @@ class RemotePrefetchTest {
         }
     }
 
-    static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
-
     static Node start() throws IOException {
         int port = freePort();
-        ConfigurableApplicationContext c = new SpringApplicationBuilder(PegaServerApplication.class)
-                .run(
-                        "--spring.grpc.server.port=" + port,
-                        "--spring.grpc.server.host=" + HOST,
-                        "--server.port=0",
-                        "--server.address=" + HOST,
-                        "--pega.pool.size=32MB",
-                        "--pega.device.backend=host",
-                        "--pega.metaserver.addr=" + metaserver.target(),
-                        "--pega.metaserver.advertise-addr=" + HOST + ":" + port,
-                        "--pega.metaserver.allow-loopback=true",
-                        "--pega.metaserver.heartbeat-interval=200ms",
-                        "--pega.rdma.enabled=true",
-                        "--pega.rdma.nics=lo",
-                        "--pega.rdma.transports=tcp",
-                        "--pega.rdma.connect-timeout=5s",
-                        // the peers authenticate each other's transfer RPCs, as a cluster runs them
-                        "--pega.cluster.token=remote-prefetch-test-cluster-secret",
-                        "--logging.level.root=WARN");
-        return new Node(c, port);
+        // the peers authenticate each other's transfer RPCs, as a cluster runs them
+        return new Node(
+                RemoteFetchNodes.start(
+                        metaserver, port, List.of("--pega.cluster.token=remote-prefetch-test-cluster-secret")),
+                port);
     }
 
     @BeforeAll
