@@ -22,7 +22,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -58,44 +57,21 @@ class ClusterIndexIT {
         return resource;
     }
 
-    private static String jar(String property) {
-        String jar = System.getProperty(property);
-        assertThat(jar).as("system property %s (set by the pom)", property).isNotNull();
-        assertThat(Path.of(jar))
-                .as("the packaged jar; build it with ./mvnw package")
-                .exists();
-        return jar;
-    }
-
     private ChildJvm startMetaserver(String name, int grpcPort, int httpPort, ManagedChannel channel)
             throws IOException {
-        List<String> args = List.of(
-                "-jar",
-                jar("pega.it.metaserverJar"),
-                "--pega.metaserver.addr=127.0.0.1:" + grpcPort,
-                "--pega.metaserver.http-addr=127.0.0.1:" + httpPort,
-                "--pega.metaserver.db-path=" + dir.resolve("metaserver-db/metaserver"),
-                "--logging.level.root=WARN");
-        MetaServerGrpc.MetaServerBlockingStub stub = MetaServerGrpc.newBlockingStub(channel);
-        BooleanSupplier answers = () -> {
-            try {
-                stub.withDeadlineAfter(2, TimeUnit.SECONDS)
-                        .queryPrefixBlocks(QueryPrefixBlocksRequest.newBuilder()
-                                .setNamespace("probe")
-                                .addBlockHashes(ByteString.copyFromUtf8("probe"))
-                                .build());
-                return true;
-            } catch (StatusRuntimeException notYet) {
-                return false;
-            }
-        };
-        return track(ChildJvm.start(name, dir, args, answers));
+        return track(MetaserverLauncher.start(
+                name,
+                dir,
+                channel,
+                grpcPort,
+                httpPort,
+                List.of("--pega.metaserver.db-path=" + dir.resolve("metaserver-db/metaserver"))));
     }
 
     private ChildJvm startServer(int grpcPort, int httpPort, int metaserverPort) throws IOException {
         List<String> args = List.of(
                 "-jar",
-                jar("pega.it.serverJar"),
+                PackagedJars.path("pega.it.serverJar"),
                 "--spring.grpc.server.port=" + grpcPort,
                 "--server.port=" + httpPort,
                 "--server.address=127.0.0.1",

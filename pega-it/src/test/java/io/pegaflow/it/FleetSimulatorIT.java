@@ -2,13 +2,9 @@ package io.pegaflow.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.google.protobuf.ByteString;
 import com.jayway.jsonpath.JsonPath;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
-import io.grpc.StatusRuntimeException;
-import io.pegaflow.proto.MetaServerGrpc;
-import io.pegaflow.proto.QueryPrefixBlocksRequest;
 import io.pegaflow.testkit.ChildJvm;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,7 +12,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -34,49 +29,24 @@ class FleetSimulatorIT {
     @TempDir
     Path dir;
 
-    private static String jar(String property) {
-        String jar = System.getProperty(property);
-        assertThat(jar).as("system property %s (set by the pom)", property).isNotNull();
-        assertThat(Path.of(jar))
-                .as("the packaged jar; build it with ./mvnw package")
-                .exists();
-        return jar;
-    }
-
     @Test
     void shouldAccountForEveryAnnouncementOfASmallFleetWithCrashes() throws Exception {
         int[] ports = ChildJvm.freePorts(2);
         ManagedChannel channel = ManagedChannelBuilder.forAddress("127.0.0.1", ports[0])
                 .usePlaintext()
                 .build();
-        MetaServerGrpc.MetaServerBlockingStub stub = MetaServerGrpc.newBlockingStub(channel);
-        BooleanSupplier answers = () -> {
-            try {
-                stub.withDeadlineAfter(2, TimeUnit.SECONDS)
-                        .queryPrefixBlocks(QueryPrefixBlocksRequest.newBuilder()
-                                .setNamespace("probe")
-                                .addBlockHashes(ByteString.copyFromUtf8("probe"))
-                                .build());
-                return true;
-            } catch (StatusRuntimeException notYet) {
-                return false;
-            }
-        };
-        try (ChildJvm metaserver = ChildJvm.start(
+        try (ChildJvm metaserver = MetaserverLauncher.start(
                 "metaserver",
                 dir,
+                channel,
+                ports[0],
+                ports[1],
                 List.of(
-                        "-jar",
-                        jar("pega.it.metaserverJar"),
-                        "--pega.metaserver.addr=127.0.0.1:" + ports[0],
-                        "--pega.metaserver.http-addr=127.0.0.1:" + ports[1],
                         "--pega.metaserver.db-path=" + dir.resolve("db/metaserver"),
-                        "--pega.metaserver.node-stale-secs=2",
-                        "--logging.level.root=WARN"),
-                answers)) {
+                        "--pega.metaserver.node-stale-secs=2"))) {
             List<String> args = new ArrayList<>(List.of(
                     "-cp",
-                    jar("pega.it.benchmarksJar"),
+                    PackagedJars.path("pega.it.benchmarksJar"),
                     "io.pegaflow.bench.fleet.FleetSimulator",
                     "--targets=127.0.0.1:" + ports[0],
                     "--metrics=http://127.0.0.1:" + ports[1],

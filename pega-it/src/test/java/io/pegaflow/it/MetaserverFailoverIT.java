@@ -36,7 +36,6 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -77,15 +76,6 @@ class MetaserverFailoverIT {
     private <T extends AutoCloseable> T track(T resource) {
         open.add(resource);
         return resource;
-    }
-
-    private static String jar(String property) {
-        String jar = System.getProperty(property);
-        assertThat(jar).as("system property %s (set by the pom)", property).isNotNull();
-        assertThat(Path.of(jar))
-                .as("the packaged jar; build it with ./mvnw package")
-                .exists();
-        return jar;
     }
 
     private static boolean onPath(String program) {
@@ -138,33 +128,19 @@ class MetaserverFailoverIT {
     /** {@code redisPort} 0: the memory index. */
     private ChildJvm startMetaserver(String name, int grpcPort, int httpPort, String postgres, int redisPort)
             throws IOException {
-        List<String> args = List.of(
-                "-jar",
-                jar("pega.it.metaserverJar"),
-                "--spring.profiles.active=postgres",
-                "--spring.datasource.url=" + postgres,
-                "--pega.metaserver.index=" + (redisPort == 0 ? "memory" : "redis"),
-                "--pega.metaserver.redis.uri=redis://127.0.0.1:" + Math.max(redisPort, 1),
-                "--pega.metaserver.addr=127.0.0.1:" + grpcPort,
-                "--pega.metaserver.http-addr=127.0.0.1:" + httpPort,
-                "--pega.metaserver.node-stale-secs=2",
-                "--pega.metaserver.node-refresh-secs=1",
-                "--logging.level.root=WARN");
-        ManagedChannel channel = channel(grpcPort);
-        MetaServerGrpc.MetaServerBlockingStub stub = MetaServerGrpc.newBlockingStub(channel);
-        BooleanSupplier answers = () -> {
-            try {
-                stub.withDeadlineAfter(2, TimeUnit.SECONDS)
-                        .queryPrefixBlocks(QueryPrefixBlocksRequest.newBuilder()
-                                .setNamespace("probe")
-                                .addBlockHashes(ByteString.copyFromUtf8("probe"))
-                                .build());
-                return true;
-            } catch (StatusRuntimeException notYet) {
-                return false;
-            }
-        };
-        return track(ChildJvm.start(name, dir, args, answers));
+        return track(MetaserverLauncher.start(
+                name,
+                dir,
+                channel(grpcPort),
+                grpcPort,
+                httpPort,
+                List.of(
+                        "--spring.profiles.active=postgres",
+                        "--spring.datasource.url=" + postgres,
+                        "--pega.metaserver.index=" + (redisPort == 0 ? "memory" : "redis"),
+                        "--pega.metaserver.redis.uri=redis://127.0.0.1:" + Math.max(redisPort, 1),
+                        "--pega.metaserver.node-stale-secs=2",
+                        "--pega.metaserver.node-refresh-secs=1")));
     }
 
     private ManagedChannel channel(int port) {
@@ -215,7 +191,7 @@ class MetaserverFailoverIT {
     private ChildJvm startServer(int grpcPort, int httpPort, int metaA, int metaB) throws IOException {
         List<String> args = List.of(
                 "-jar",
-                jar("pega.it.serverJar"),
+                PackagedJars.path("pega.it.serverJar"),
                 "--spring.grpc.server.port=" + grpcPort,
                 "--server.port=" + httpPort,
                 "--server.address=127.0.0.1",

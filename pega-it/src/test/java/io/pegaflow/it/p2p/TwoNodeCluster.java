@@ -1,21 +1,17 @@
 package io.pegaflow.it.p2p;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
-import com.google.protobuf.ByteString;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
-import io.grpc.StatusRuntimeException;
+import io.pegaflow.it.MetaserverLauncher;
+import io.pegaflow.it.PackagedJars;
 import io.pegaflow.it.net.Site;
 import io.pegaflow.proto.MetaServerGrpc;
-import io.pegaflow.proto.QueryPrefixBlocksRequest;
 import io.pegaflow.testkit.ChildJvm;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 
@@ -75,36 +71,15 @@ final class TwoNodeCluster implements AutoCloseable {
         }
     }
 
-    private static String jar(String property) {
-        String jar = System.getProperty(property);
-        assertThat(jar).as("system property %s (set by the pom)", property).isNotNull();
-        assertThat(Path.of(jar))
-                .as("the packaged jar; build it with ./mvnw package")
-                .exists();
-        return jar;
-    }
-
     private ChildJvm startMetaserver() throws IOException {
         List<String> args = List.of(
                 "-jar",
-                jar("pega.it.metaserverJar"),
+                PackagedJars.path("pega.it.metaserverJar"),
                 "--pega.metaserver.addr=" + siteA.address() + ":" + metaGrpc,
                 "--pega.metaserver.http-addr=" + siteA.address() + ":" + metaHttp,
                 "--pega.metaserver.db-path=" + dir.resolve("metaserver-db/metaserver"),
                 "--logging.level.root=WARN");
-        MetaServerGrpc.MetaServerBlockingStub stub = metaserverStub();
-        BooleanSupplier answers = () -> {
-            try {
-                stub.withDeadlineAfter(2, TimeUnit.SECONDS)
-                        .queryPrefixBlocks(QueryPrefixBlocksRequest.newBuilder()
-                                .setNamespace("probe")
-                                .addBlockHashes(ByteString.copyFromUtf8("probe"))
-                                .build());
-                return true;
-            } catch (StatusRuntimeException notYet) {
-                return false;
-            }
-        };
+        BooleanSupplier answers = MetaserverLauncher.answers(metaserverStub());
         return track(ChildJvm.start("metaserver", dir, siteA.wrapper(), Map.of(), args, answers));
     }
 
@@ -112,7 +87,7 @@ final class TwoNodeCluster implements AutoCloseable {
             throws IOException {
         List<String> args = new ArrayList<>(List.of(
                 "-jar",
-                jar("pega.it.serverJar"),
+                PackagedJars.path("pega.it.serverJar"),
                 "--spring.grpc.server.host=" + site.address(),
                 "--spring.grpc.server.port=" + grpcPort,
                 "--server.address=" + site.address(),
