@@ -1,16 +1,15 @@
 package io.pegaflow.bench.fleet;
 
+import io.pegaflow.bench.cli.CommandLines;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * Command-line options of {@link FleetSimulator}, parsed by picocli without I/O; {@link #parse} checks every range and
- * names the option it refuses. Durations take {@code ms}, {@code s}, {@code m}.
+ * Command-line options of {@link FleetSimulator}, parsed by picocli without I/O ({@link CommandLines}); {@link #parse}
+ * checks every range and names the option it refuses. Durations are {@link CommandLines#parseDuration}'s.
  */
 @Command(
         name = "FleetSimulator",
@@ -137,33 +136,14 @@ final class FleetOptions {
     @Option(names = "--plot", description = "SVG plot file")
     String plotPath = "";
 
-    /** Parses and validates; throws {@link IllegalArgumentException} naming the option. */
+    /**
+     * Parses and validates; throws {@link IllegalArgumentException} naming the option, or
+     * {@link CommandLines.HelpRequested} for {@code --help}.
+     */
     static FleetOptions parse(String... args) {
-        FleetOptions o = new FleetOptions();
-        CommandLine cl = new CommandLine(o);
-        try {
-            cl.parseArgs(args);
-        } catch (CommandLine.ParameterException e) {
-            throw new IllegalArgumentException(e.getMessage(), e);
-        }
-        if (cl.isUsageHelpRequested() || cl.isVersionHelpRequested()) {
-            throw new HelpRequested(cl.getUsageMessage());
-        }
+        FleetOptions o = CommandLines.parse(new FleetOptions(), args);
         o.validate();
         return o;
-    }
-
-    static String usage() {
-        return new CommandLine(new FleetOptions()).getUsageMessage();
-    }
-
-    /** Thrown for {@code --help}; carries the usage text. */
-    static final class HelpRequested extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-
-        HelpRequested(String usage) {
-            super(usage, null, false, false);
-        }
     }
 
     private void validate() {
@@ -237,25 +217,10 @@ final class FleetOptions {
     }
 
     static Duration parseDuration(String option, String text) {
-        String t = text.trim().toLowerCase(Locale.ROOT);
         try {
-            if (t.equals("0")) {
-                return Duration.ZERO;
-            }
-            if (t.endsWith("ms")) {
-                return Duration.ofMillis(Long.parseLong(t.substring(0, t.length() - 2)));
-            }
-            long n = Long.parseLong(t.substring(0, t.length() - 1));
-            char unit = t.charAt(t.length() - 1);
-            if (unit == 's') {
-                return Duration.ofSeconds(n);
-            }
-            if (unit == 'm') {
-                return Duration.ofMinutes(n);
-            }
-        } catch (NumberFormatException | StringIndexOutOfBoundsException e) {
-            // fall through to the message below
+            return CommandLines.parseDuration(text);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(option + ": " + e.getMessage(), e);
         }
-        throw new IllegalArgumentException(option + ": expected a duration such as 500ms, 10s or 2m, got " + text);
     }
 }

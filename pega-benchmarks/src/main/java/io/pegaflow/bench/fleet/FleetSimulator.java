@@ -1,5 +1,6 @@
 package io.pegaflow.bench.fleet;
 
+import io.pegaflow.bench.cli.CommandLines;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -60,17 +61,9 @@ public final class FleetSimulator {
     }
 
     public static void main(String[] args) {
-        FleetOptions options;
-        try {
-            options = FleetOptions.parse(args);
-        } catch (FleetOptions.HelpRequested help) {
-            System.out.print(help.getMessage());
-            return;
-        } catch (IllegalArgumentException e) {
-            System.err.println("error: " + e.getMessage());
-            System.err.println("(run with --help for the options)");
-            System.exit(2);
-            return;
+        FleetOptions options = CommandLines.parseOrExit(FleetOptions::parse, args);
+        if (options == null) {
+            return; // --help
         }
         int rc;
         try {

@@ -1,5 +1,6 @@
 package io.pegaflow.bench.loadgen;
 
+import io.pegaflow.bench.cli.CommandLines;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
@@ -51,15 +52,6 @@ record LoadGenOptions(
     /** The server's default gRPC address (spring.grpc.server.host and port in pega-server.jar). */
     static final String DEFAULT_TARGET = "127.0.0.1:50055";
 
-    /** Thrown for {@code --help}: the caller prints {@link #usage()} and exits 0. */
-    static final class HelpRequested extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-
-        HelpRequested() {
-            super("help", null, false, false);
-        }
-    }
-
     /** The option fields picocli fills; {@link #parse} checks ranges and builds the record. */
     @Command(
             name = "LoadGenerator",
@@ -110,7 +102,7 @@ record LoadGenOptions(
         @Option(
                 names = "--duration",
                 paramLabel = "D",
-                converter = DurationConverter.class,
+                converter = CommandLines.DurationConverter.class,
                 description = "how long to run, e.g. 30s, 2m (default 30s)")
         Duration duration = Duration.ofSeconds(30);
 
@@ -123,7 +115,7 @@ record LoadGenOptions(
         @Option(
                 names = "--warmup",
                 paramLabel = "D",
-                converter = DurationConverter.class,
+                converter = CommandLines.DurationConverter.class,
                 description = "run this long first without recording (default 0s)")
         Duration warmup = Duration.ZERO;
 
@@ -246,14 +238,14 @@ record LoadGenOptions(
         @Option(
                 names = "--rpc-timeout",
                 paramLabel = "D",
-                converter = DurationConverter.class,
+                converter = CommandLines.DurationConverter.class,
                 description = "deadline per RPC (default 60s)")
         Duration rpcTimeout = Duration.ofSeconds(60);
 
         @Option(
                 names = "--load-timeout",
                 paramLabel = "D",
-                converter = DurationConverter.class,
+                converter = CommandLines.DurationConverter.class,
                 description = "wait for a load state at most this long (default 30s)")
         Duration loadTimeout = Duration.ofSeconds(30);
 
@@ -271,13 +263,6 @@ record LoadGenOptions(
         }
     }
 
-    static final class DurationConverter implements ITypeConverter<Duration> {
-        @Override
-        public Duration convert(String value) {
-            return Units.parseDuration(value);
-        }
-    }
-
     static String usage() {
         return new CommandLine(new Cli()).getUsageMessage();
     }
@@ -286,7 +271,7 @@ record LoadGenOptions(
      * Parses {@code --key value}, {@code --key=value}, {@code --flag} and {@code --no-flag}.
      *
      * @throws IllegalArgumentException for an unknown option, a missing value or a value out of range
-     * @throws HelpRequested for {@code --help} or {@code -h}
+     * @throws CommandLines.HelpRequested for {@code --help} or {@code -h}
      */
     static LoadGenOptions parse(String... args) {
         return parse(Map.of(), args);
@@ -298,19 +283,7 @@ record LoadGenOptions(
      * @param env the process environment, {@code System.getenv()} in {@link LoadGenerator#main}
      */
     static LoadGenOptions parse(Map<String, String> env, String... args) {
-        Cli c = new Cli();
-        CommandLine cl = new CommandLine(c);
-        try {
-            cl.parseArgs(args);
-        } catch (CommandLine.ParameterException e) {
-            Throwable cause = e.getCause();
-            // A converter's own message ("not a size: ...") says more than picocli's wrapper around it.
-            throw new IllegalArgumentException(
-                    cause instanceof IllegalArgumentException ? cause.getMessage() : e.getMessage(), e);
-        }
-        if (cl.isUsageHelpRequested()) {
-            throw new HelpRequested();
-        }
+        Cli c = CommandLines.parse(new Cli(), args);
         int colon = c.target.lastIndexOf(':');
         if (colon <= 0 || colon == c.target.length() - 1) {
             throw new IllegalArgumentException("--target must be HOST:PORT, got '" + c.target + "'");

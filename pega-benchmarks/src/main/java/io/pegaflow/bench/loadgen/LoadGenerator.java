@@ -1,6 +1,7 @@
 package io.pegaflow.bench.loadgen;
 
 import io.grpc.ManagedChannel;
+import io.pegaflow.bench.cli.CommandLines;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -44,17 +45,9 @@ public final class LoadGenerator {
     }
 
     public static void main(String[] args) {
-        LoadGenOptions options;
-        try {
-            options = LoadGenOptions.parse(System.getenv(), args);
-        } catch (LoadGenOptions.HelpRequested e) {
-            System.out.print(LoadGenOptions.usage());
-            return;
-        } catch (IllegalArgumentException e) {
-            System.err.println("error: " + e.getMessage());
-            System.err.println("(run with --help for the options)");
-            System.exit(2);
-            return;
+        LoadGenOptions options = CommandLines.parseOrExit(a -> LoadGenOptions.parse(System.getenv(), a), args);
+        if (options == null) {
+            return; // --help
         }
         int rc;
         try {

@@ -1,14 +1,12 @@
 package io.pegaflow.bench.loadgen;
 
-import java.time.Duration;
 import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** Parsing and printing of byte sizes ({@code 64KiB}, {@code 2MB}, {@code 1024}) and durations ({@code 30s}). */
+/** Parsing and printing of byte sizes ({@code 64KiB}, {@code 2MB}, {@code 1024}) and rates. */
 final class Units {
     private static final Pattern SIZE = Pattern.compile("^(\\d+)\\s*([kmgt]i?b?|b)?$", Pattern.CASE_INSENSITIVE);
-    private static final Pattern DURATION = Pattern.compile("^(\\d+(?:\\.\\d+)?)\\s*(ms|s|m|h)?$");
 
     private Units() {}
 
@@ -37,27 +35,6 @@ final class Units {
             throw new IllegalArgumentException("size too large: '" + text + "'");
         }
         return value << shift;
-    }
-
-    /**
-     * A duration: a number with {@code ms}, {@code s} (the default), {@code m} or {@code h}.
-     *
-     * @throws IllegalArgumentException when the text is not a duration
-     */
-    static Duration parseDuration(String text) {
-        Matcher m = DURATION.matcher(text.trim().toLowerCase(Locale.ROOT));
-        if (!m.matches()) {
-            throw new IllegalArgumentException("not a duration: '" + text + "' (expected e.g. 500ms, 30s, 2m)");
-        }
-        double value = Double.parseDouble(m.group(1));
-        String unit = m.group(2) == null ? "s" : m.group(2);
-        double millis = switch (unit) {
-            case "ms" -> value;
-            case "m" -> value * 60_000;
-            case "h" -> value * 3_600_000;
-            default -> value * 1000;
-        };
-        return Duration.ofNanos(Math.round(millis * 1_000_000));
     }
 
     /** {@code 65536} → {@code 64 KiB}. */

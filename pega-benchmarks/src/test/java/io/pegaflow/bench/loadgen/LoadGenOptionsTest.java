@@ -3,6 +3,7 @@ package io.pegaflow.bench.loadgen;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.pegaflow.bench.cli.CommandLines;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -133,7 +134,7 @@ class LoadGenOptionsTest {
                 .hasMessageContaining("--scenario must be mix or e2e");
         assertThatThrownBy(() -> LoadGenOptions.parse("--target", "h:1", "--verify=maybe"))
                 .hasMessageContaining("--verify");
-        assertThatThrownBy(() -> LoadGenOptions.parse("--help")).isInstanceOf(LoadGenOptions.HelpRequested.class);
+        assertThatThrownBy(() -> LoadGenOptions.parse("--help")).isInstanceOf(CommandLines.HelpRequested.class);
     }
 
     @Test
@@ -150,10 +151,10 @@ class LoadGenOptionsTest {
         assertThat(Units.parseBytes("64KB")).isEqualTo(65536);
         assertThat(Units.parseBytes("64 KiB")).isEqualTo(65536);
         assertThat(Units.parseBytes("1g")).isEqualTo(1L << 30);
-        assertThat(Units.parseDuration("30")).isEqualTo(Duration.ofSeconds(30));
-        assertThat(Units.parseDuration("1.5s")).isEqualTo(Duration.ofMillis(1500));
-        assertThat(Units.parseDuration("250ms")).isEqualTo(Duration.ofMillis(250));
-        assertThat(Units.parseDuration("1h")).isEqualTo(Duration.ofHours(1));
+        assertThat(CommandLines.parseDuration("30")).isEqualTo(Duration.ofSeconds(30));
+        assertThat(CommandLines.parseDuration("1.5s")).isEqualTo(Duration.ofMillis(1500));
+        assertThat(CommandLines.parseDuration("250ms")).isEqualTo(Duration.ofMillis(250));
+        assertThat(CommandLines.parseDuration("1h")).isEqualTo(Duration.ofHours(1));
         assertThat(Units.formatBytes(65536)).isEqualTo("64 KiB");
         assertThat(Units.formatBytes(1000)).isEqualTo("1000 B");
         assertThat(Units.formatRate(12_345)).isEqualTo("12.3k");
