@@ -143,7 +143,7 @@ class ChunkedCopyTest {
             bytes[l] = BLOCK_BYTES;
             segments[l] = 1;
         }
-        engine.registerContextBatch(new RegisterCommand(
+        engine.registerContextBatch(RegisterCommand.inProcess(
                 instanceId,
                 "chunk-ns",
                 0,
