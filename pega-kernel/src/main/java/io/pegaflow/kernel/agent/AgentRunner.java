@@ -178,6 +178,11 @@ public final class AgentRunner implements AutoCloseable {
         idle.wake();
         try {
             if (terminated.await(timeout, unit)) {
+                // The latch opens as the loop ends; the thread itself ends a few instructions later. Joining makes
+                // "stopped" mean no live thread, which is what callers that count threads after close rely on.
+                if (Thread.currentThread() != thread) {
+                    thread.join(Math.max(1, unit.toMillis(timeout)));
+                }
                 return true;
             }
         } catch (InterruptedException e) {

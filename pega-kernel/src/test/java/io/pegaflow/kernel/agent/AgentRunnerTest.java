@@ -89,6 +89,21 @@ class AgentRunnerTest {
     }
 
     @Test
+    void shouldLeaveNoLiveThreadOnceCloseReturned() throws InterruptedException {
+        // The loop ends a few instructions before the thread does; close must wait for the thread, not only the loop,
+        // or whoever counts live threads right after close (the lanes' tests, a leak check) sees a stray one.
+        for (int i = 0; i < 50; i++) {
+            Summer agent = new Summer();
+            AgentRunner runner = new AgentRunner(agent, agent.queue.idleStrategy(FOREVER_NANOS)).start();
+            agent.started.await();
+            assertThat(runner.close(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(Thread.getAllStackTraces().keySet())
+                    .as("round %d", i)
+                    .noneMatch(t -> t.isAlive() && t.getName().equals("pega-test-summer"));
+        }
+    }
+
+    @Test
     void shouldRefuseASecondStart() {
         Summer agent = new Summer();
         AgentRunner runner = new AgentRunner(agent, agent.queue.idleStrategy(FOREVER_NANOS)).start();
