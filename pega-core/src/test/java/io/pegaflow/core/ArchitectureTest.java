@@ -19,8 +19,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The engine is plain Java: no framework, transport or metrics library reaches into it (STYLE §6.2, §6.4), and its
- * feature packages form a one-way stack (docs/decisions/0005-core-redesign.md):
+ * The engine is plain Java: no framework, transport or metrics library reaches into it, and its feature packages form a
+ * one-way stack (docs/decisions/0005-core-redesign.md):
  *
  * <pre>
  *   engine, ssd  →  tier  →  lease, cache, instance, load  →  device, block  →  memory, metrics  →  error, agent, plan
@@ -134,7 +134,7 @@ class ArchitectureTest {
                 .check(core);
     }
 
-    /** Every time read goes through the injected clock (STYLE §6.3.11); only the clock itself reads the system's. */
+    /** Every time read goes through the injected clock; only the clock itself reads the system's. */
     private static final ArchRule NO_SYSTEM_CLOCK = noClasses()
             .that()
             .resideInAPackage("io.pegaflow.core..")

@@ -4,8 +4,8 @@ import io.pegaflow.core.memory.PinnedAllocation;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The stored bytes of one slot (one layer × TP rank) of one block: one contiguous segment, or a K and a V segment
- * when the layer uses the split layout (spec/engine-api.md §3.4).
+ * The stored bytes of one slot (one layer × TP rank) of one block: one contiguous segment, or a K and a V segment when
+ * the layer uses the split layout.
  *
  * <pre>
  *   contiguous:  [ segment 0 : G·B' bytes ]                       (G·B real bytes, padding never copied)

@@ -13,7 +13,7 @@ import org.jspecify.annotations.Nullable;
  * <ul>
  *   <li>Every hit ({@link #recordAccess}) and every insert attempt ({@link #admit}) counts in a
  *       {@link TinyLfuSketch}: a block that keeps being recomputed and saved builds up history and gets in.
- *   <li>Ties admit, as in the reference (spec/storage.md §3.3): a scan replaces older scan blocks, never hot ones.
+ *   <li>Ties admit, as in the reference: a scan replaces older scan blocks, never hot ones.
  *   <li>Unlike the reference, admission applies only while the pool is under pressure: from the moment usage reaches
  *       90 % until it falls below 50 % (hysteresis, because one eviction batch frees a large share of a small pool).
  *       With room to spare every block is admitted, the role W-TinyLFU's admission window plays. The reference

@@ -1,8 +1,8 @@
 package io.pegaflow.core.device;
 
 /**
- * One registered layer tensor as seen by this process: a base address and the byte size of its storage (the
- * reference's P and S, spec/engine-api.md §3.1).
+ * One registered layer tensor as seen by this process: a base address and the byte size of its storage (the reference's
+ * P and S).
  *
  * <p>Several layers may share one underlying mapping; each {@code LayerMemory} holds one reference to it and
  * {@link #close()} gives that reference back exactly once (later calls do nothing). The engine closes a layer only

@@ -8,9 +8,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * One mapping per distinct handle, shared and reference counted (ARCHITECTURE §4): the host backend's {@code /dev/shm}
- * mappings and the CUDA backend's IPC mappings. Every layer registered in the same underlying allocation holds one
- * reference on one {@link Entry}; the last {@link Entry#release()} closes the mapping exactly once.
+ * One mapping per distinct handle, shared and reference counted: the host backend's {@code /dev/shm} mappings and the
+ * CUDA backend's IPC mappings. Every layer registered in the same underlying allocation holds one reference on one
+ * {@link Entry}; the last {@link Entry#release()} closes the mapping exactly once.
  *
  * <p>Close before reopen: a mapping whose last reference is gone is always closed before the same key is opened
  * again (an IPC handle must not be opened twice in one process), because both happen under the cache's lock. The

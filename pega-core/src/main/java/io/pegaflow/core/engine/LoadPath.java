@@ -28,9 +28,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Load (spec/engine-api.md §5.5): consume lease shares, then copy pool to device on the device's load lane and
- * signal through the worker's load-state object. The request thread plans the copy and queues it in chunks (the
- * first layers' chunk before the rest is planned); the RPC answers as soon as the last chunk is queued.
+ * Load: consume lease shares, then copy pool to device on the device's load lane and signal through the worker's
+ * load-state object. The request thread plans the copy and queues it in chunks (the first layers' chunk before the rest
+ * is planned); the RPC answers as soon as the last chunk is queued.
  *
  * <p>Error contract: request-shape errors answer before the load-state object is touched; once it is attached, every
  * failure first writes -1 to it, so the worker never waits for a load that will not happen.

@@ -206,10 +206,10 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
     // ---------------------------------------------------------------- RPCs
 
     /**
-     * RegisterContextBatch (spec/engine-api.md §5.1), journaled before it answers, for {@code cmd.principal()}: an
-     * instance id that another principal registered (restored ones included), or whose Session another principal
-     * holds, is refused before anything is mapped. A registration for an instance that was restored detached replaces
-     * it: the restored instance (every device of it) ends first.
+     * RegisterContextBatch, journaled before it answers, for {@code cmd.principal()}: an instance id that another
+     * principal registered (restored ones included), or whose Session another principal holds, is refused before
+     * anything is mapped. A registration for an instance that was restored detached replaces it: the restored instance
+     * (every device of it) ends first.
      */
     public void registerContextBatch(RegisterCommand cmd) {
         ensureOpen();
@@ -241,14 +241,14 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         side.requireOwnerOrAbsent(instanceId, caller);
     }
 
-    /** Save (§5.2): returns after the device-to-pool copy completed; sealing follows asynchronously. */
+    /** Save: returns after the device-to-pool copy completed; sealing follows asynchronously. */
     public void save(String instanceId, long tpRank, long ppRank, int deviceId, List<LayerSave> saves) {
         ensureOpen();
         detached.touch(instanceId);
         savePath.save(instanceId, tpRank, ppRank, deviceId, saves);
     }
 
-    /** Load (§5.5): returns once the copy is queued; completion is signalled through {@code loadStateShm}. */
+    /** Load: returns once the copy is queued; completion is signalled through {@code loadStateShm}. */
     public void load(
             String instanceId,
             long tpRank,
@@ -283,7 +283,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         return instance == null ? null : instance.connector();
     }
 
-    /** QueryPrefetch (§5.3) of the longest prefix (storage group 0, partial answers allowed). */
+    /** QueryPrefetch of the longest prefix (storage group 0, partial answers allowed). */
     public QueryOutcome queryPrefetch(String instanceId, List<byte[]> hashes, String reqId) {
         return queryPrefetch(instanceId, hashes, reqId, 0, false);
     }
@@ -300,22 +300,22 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         return queryPath.query(instanceId, hashes, reqId, group, waitForFullPrefix);
     }
 
-    /** Release (§5.4). */
+    /** Release. */
     public void release(byte[] lease) {
         queryPath.release(lease);
     }
 
     /**
-     * QueryBlocksForTransfer (§5.9): looks each hash up in the RAM index (no prefix semantics, misses skipped) and locks
-     * what it found under a new session, so a peer can read the blocks' memory until it releases the session or the
-     * session expires. Whether transfers are configured at all is the adapter's question.
+     * QueryBlocksForTransfer: looks each hash up in the RAM index (no prefix semantics, misses skipped) and locks what
+     * it found under a new session, so a peer can read the blocks' memory until it releases the session or the session
+     * expires. Whether transfers are configured at all is the adapter's question.
      */
     public TransferGrant lockForTransfer(String namespace, List<byte[]> hashes, String requesterId) {
         ensureOpen();
         return transferGrants.lock(namespace, hashes, requesterId);
     }
 
-    /** ReleaseTransferLock (§5.9): always succeeds; the blocks the session held, 0 for an unknown or ended one. */
+    /** ReleaseTransferLock: always succeeds; the blocks the session held, 0 for an unknown or ended one. */
     public int releaseTransferLock(String sessionId) {
         return transferLocks.release(sessionId);
     }
@@ -338,14 +338,14 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         return transferLocks.stats();
     }
 
-    /** UnregisterContext (§5.6) by a caller of this process. */
+    /** UnregisterContext by a caller of this process. */
     public void unregister(String instanceId) {
         unregister(instanceId, Principal.inProcess());
     }
 
     /**
-     * UnregisterContext (§5.6): drops the instance, its device contexts (after draining) and its leases, when it
-     * belongs to {@code caller}.
+     * UnregisterContext: drops the instance, its device contexts (after draining) and its leases, when it belongs to
+     * {@code caller}.
      *
      * @throws EngineException PERMISSION_DENIED for another principal's instance (nothing is dropped)
      */
@@ -356,13 +356,13 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         }
     }
 
-    /** A Session (§5.7) opened by a caller of this process. */
+    /** A Session opened by a caller of this process. */
     public long openSession(String instanceId, String namespace, long tpSize, long worldSize) {
         return openSession(instanceId, namespace, tpSize, worldSize, Principal.inProcess());
     }
 
     /**
-     * Installs the Session of an instance, replacing a previous one of the same principal; returns its token (§5.7).
+     * Installs the Session of an instance, replacing a previous one of the same principal; returns its token.
      *
      * @throws EngineException PERMISSION_DENIED when another principal registered the instance or holds its live
      *     Session: its cancel would tear down an instance that is not the caller's
@@ -416,9 +416,9 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
     }
 
     /**
-     * Sweeps expired leases, breaks every transfer lock and drains the whole RAM index (§3.7). Breaking the locks is
-     * ours: the reference's cleanup left locked blocks pinned, so a peer holding locks defeated the operator's only
-     * way to reclaim the pool.
+     * Sweeps expired leases, breaks every transfer lock and drains the whole RAM index. Breaking the locks is ours: the
+     * reference's cleanup left locked blocks pinned, so a peer holding locks defeated the operator's only way to
+     * reclaim the pool.
      */
     public MemoryCleanupResult cleanupMemory() {
         leases.sweep();

@@ -11,8 +11,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Allocation with reclaim (spec/storage.md §1.5): try the pool; when it has no room, evict batches of the coldest
- * blocks from the RAM index until the largest free region fits, retrying; give up when eviction frees nothing.
+ * Allocation with reclaim: try the pool; when it has no room, evict batches of the coldest blocks from the RAM index
+ * until the largest free region fits, retrying; give up when eviction frees nothing.
  *
  * <p>Eviction skips blocks another holder references (see {@link BlockCache}), so a request larger than what
  * unreferenced blocks can free ends after one pass over the index instead of emptying it for nothing.

@@ -18,8 +18,8 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * QueryPrefetch (spec/engine-api.md §5.3): the longest prefix of the request's hashes that is sealed and resident,
- * under the instance's namespace, returned with a lease that keeps those blocks alive for the loads that follow.
+ * QueryPrefetch: the longest prefix of the request's hashes that is sealed and resident, under the instance's
+ * namespace, returned with a lease that keeps those blocks alive for the loads that follow.
  *
  * <p>With a {@link BackingTier}, a RAM-miss suffix starts a background fetch and the query answers Loading until a
  * poll finds the fetch done. Unlike the reference, a finished fetch is only handed to a poll from the same instance
@@ -168,7 +168,7 @@ final class QueryPath {
         return id.toBytes();
     }
 
-    /** Release (spec/engine-api.md §5.4). */
+    /** Release. */
     void release(byte[] lease) {
         LeaseId id = LeaseId.parse(lease);
         if (!leases.release(id)) {

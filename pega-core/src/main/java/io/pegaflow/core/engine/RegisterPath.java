@@ -19,8 +19,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * RegisterContextBatch (spec/engine-api.md §5.1): validate the request, map every layer, validate layouts, then
- * create or join the instance and install the device context.
+ * RegisterContextBatch: validate the request, map every layer, validate layouts, then create or join the instance and
+ * install the device context.
  *
  * <p>Unlike the reference, a failure part-way never leaves mappings behind: every layer mapped by a failed request
  * is closed before the error is returned. The device and its layers are reserved against {@link EngineLimits} before

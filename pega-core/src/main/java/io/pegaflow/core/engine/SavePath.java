@@ -29,8 +29,8 @@ import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Save (spec/engine-api.md §5.2): validate, drop blocks already resident, allocate pool memory per layer, copy
- * device to pool on the device's save lane and wait for it, then hand the slots to the sealing worker.
+ * Save: validate, drop blocks already resident, allocate pool memory per layer, copy device to pool on the device's
+ * save lane and wait for it, then hand the slots to the sealing worker.
  *
  * <p>A large plan goes to the lane in two chunks ({@link PlanChunks}): the first layers' ranges, then, built while
  * the lane copies those, the rest; the request waits for both under one deadline, and the allocations go back only
@@ -292,9 +292,9 @@ final class SavePath {
     }
 
     /**
-     * Dedup and filter (spec/storage.md §2.5 step 1): the union of the request's keys in first-seen order, without the
-     * ones already sealed and resident, and for each layer the pairs that store one of them (the first pair per key
-     * in that layer; out-of-range block ids dropped silently, as the reference does).
+     * Dedup and filter: the union of the request's keys in first-seen order, without the ones already sealed and
+     * resident, and for each layer the pairs that store one of them (the first pair per key in that layer; out-of-range
+     * block ids dropped silently, as the reference does).
      *
      * <p>One {@link BlockKey} is built per unique hash, and each key is hashed once: a primitive open-addressing table
      * maps keys to their index, so there are no map entries or boxed indices per block. When every layer carries the

@@ -28,8 +28,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The single sealing agent: assembles slots from Save batches into complete blocks and inserts them into the RAM
- * cache (spec/storage.md §2.6).
+ * The single sealing agent: assembles slots from Save batches into complete blocks and inserts them into the RAM cache.
  *
  * <p>Why one thread: a block's slots arrive from different workers (TP ranks, pipeline stages) in any order; owning
  * the in-flight map on one thread needs no locks and keeps insertion order equal to arrival order. Other threads

@@ -5,9 +5,9 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * The scheduler's liveness Sessions (spec/engine-api.md §5.7): one entry per instance, replaced by a newer Session of
- * the same principal; only the close of the current one tears the instance down. A Session of another principal for a
- * live entry is refused (issue #10, defect 6): otherwise anyone could open one and cancel it to tear the instance down.
+ * The scheduler's liveness Sessions: one entry per instance, replaced by a newer Session of the same principal; only
+ * the close of the current one tears the instance down. A Session of another principal for a live entry is refused
+ * (issue #10, defect 6): otherwise anyone could open one and cancel it to tear the instance down.
  */
 final class SessionTable {
     private record Entry(long token, String namespace, long tpSize, long worldSize, Principal principal) {}

@@ -3,9 +3,8 @@ package io.pegaflow.core.engine;
 import java.util.List;
 
 /**
- * The answer to a peer's {@code QueryBlocksForTransfer} (spec/engine-api.md §5.9): the lock session that keeps the found
- * blocks' memory alive, and where each block's bytes lie in this node's pool, captured while the lock already held
- * them.
+ * The answer to a peer's {@code QueryBlocksForTransfer}: the lock session that keeps the found blocks' memory alive,
+ * and where each block's bytes lie in this node's pool, captured while the lock already held them.
  *
  * @param sessionId the transfer-lock session (a UUIDv4 string), opened even when nothing was found
  * @param lockTimeoutSeconds how long the session lives unreleased

@@ -11,10 +11,10 @@ import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 
 /**
- * QueryBlocksForTransfer (spec/engine-api.md §5.9) on the engine's side: what a peer asked for is looked up in the RAM
- * index and locked under one session of the {@link TransferLockTable}, and the grant describes each block's slots so
- * the peer can read them with one-sided gets. A lock over a share of the pool is refused with the property that sets
- * that share, so the operator knows which knob to turn.
+ * QueryBlocksForTransfer on the engine's side: what a peer asked for is looked up in the RAM index and locked under one
+ * session of the {@link TransferLockTable}, and the grant describes each block's slots so the peer can read them with
+ * one-sided gets. A lock over a share of the pool is refused with the property that sets that share, so the operator
+ * knows which knob to turn.
  */
 final class TransferGrants {
     private final BlockCache cache;

@@ -10,7 +10,7 @@ import org.jspecify.annotations.Nullable;
 public final class EngineException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    /** Error classes of the reference engine (spec/engine-api.md §2.3), with the gRPC code each maps to. */
+    /** Error classes of the reference engine (novitalabs/pegaflow v0.22.4), with the gRPC code each maps to. */
     public enum Kind {
         /** INVALID_ARGUMENT. */
         INVALID_ARGUMENT,

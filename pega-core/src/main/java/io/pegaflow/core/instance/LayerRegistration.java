@@ -4,9 +4,9 @@ import io.pegaflow.core.device.LayerMemory;
 import io.pegaflow.core.error.EngineException;
 
 /**
- * One layer tensor registered on one device, with the layout values of spec/engine-api.md §3.1:
- * {@code P} (base address), {@code S} (storage bytes), {@code N} blocks, {@code B} bytes per block segment,
- * {@code K} byte distance from a block's K segment to its V segment, {@code G} segments.
+ * One layer tensor registered on one device, with the layout values the connector registers: {@code P} (base address),
+ * {@code S} (storage bytes), {@code N} blocks, {@code B} bytes per block segment, {@code K} byte distance from a
+ * block's K segment to its V segment, {@code G} segments.
  *
  * <pre>
  *   device address of (block b, segment s) = P + b·B + s·K        valid iff b·B + s·K + B ≤ S
@@ -100,7 +100,7 @@ public final class LayerRegistration {
         }
         if (segments == 2 && kvStrideBytes < bytesPerBlock) {
             // The reference accepts 0 < K < B and then copies G·B bytes per block, past the end it validated: the
-            // K and V segments of one block would overlap, which no real KV cache does (spec/engine-api.md §3.4).
+            // K and V segments of one block would overlap, which no real KV cache does.
             throw invalid(
                     name,
                     "kv_stride_bytes " + kvStrideBytes + " overlaps the K segment: with 2 segments it must be >= "

@@ -12,8 +12,8 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * Query leases (spec/engine-api.md §6): a lease keeps the blocks a query found alive until {@code world_size} loads
- * consumed it, it is released, its instance goes away, or its TTL passes.
+ * Query leases ({@code pegaflow-core/src/lease.rs} of novitalabs/pegaflow v0.22.4): a lease keeps the blocks a query
+ * found alive until {@code world_size} loads consumed it, it is released, its instance goes away, or its TTL passes.
  *
  * <p>State machine: {@code ACTIVE(k) -consume-> ACTIVE(k-1) ... ACTIVE(1) -consume-> GONE}; release, expiry and
  * instance teardown go to GONE from any state; any use of a GONE id is "unknown or expired".

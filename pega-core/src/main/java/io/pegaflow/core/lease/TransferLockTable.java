@@ -12,9 +12,9 @@ import java.util.UUID;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Transfer locks (spec/cluster.md §3.7): while a peer reads blocks straight out of this node's pool with one-sided
- * gets, a lock session holds a reference on each of them, so eviction may drop their keys but never frees the memory
- * under the peer's reads.
+ * Transfer locks (as in novitalabs/pegaflow v0.22.4): while a peer reads blocks straight out of this node's pool with
+ * one-sided gets, a lock session holds a reference on each of them, so eviction may drop their keys but never frees the
+ * memory under the peer's reads.
  *
  * <p>A session is created by {@code QueryBlocksForTransfer} (even with no blocks, like the reference) and ends exactly
  * once, by whichever comes first: {@link #release} (the requester's {@code ReleaseTransferLock}), expiry

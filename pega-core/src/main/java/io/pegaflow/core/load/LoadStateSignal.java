@@ -11,8 +11,8 @@ import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The worker-created 32-byte shared-memory object through which a Load reports completion
- * (spec/engine-api.md §7). The worker polls it; the server writes it exactly once.
+ * The worker-created 32-byte shared-memory object through which a Load reports completion (novitalabs/pegaflow v0.22.4,
+ * {@code LoadState}). The worker polls it; the server writes it exactly once.
  *
  * <pre>
  *   0           8           12          16                  24          32

@@ -7,9 +7,9 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Faults in a fresh mapping with several threads at once, so a pool is resident (and placed, under first touch or
- * {@code mbind}) before the first save instead of paying page faults on the copy path. One thread faults roughly
- * 1 GiB in a few hundred milliseconds; spreading that over cores is what cut the reference's 500 GB start-up from
- * minutes to seconds (spec storage.md §1.2).
+ * {@code mbind}) before the first save instead of paying page faults on the copy path. One thread faults roughly 1 GiB
+ * in a few hundred milliseconds; spreading that over cores is what cut the reference's 500 GB start-up from minutes to
+ * seconds.
  *
  * <p>Threads are short-lived and joined before {@link #touch} returns, so the region is never unmapped under them. The
  * join has a deadline (decision 0016): a writer that has not finished by then makes {@link #touch} throw

@@ -8,7 +8,7 @@ package io.pegaflow.core.memory;
  * <p>Not thread-safe: the owning shard serialises every call under its lock.
  */
 final class UnitScaledAllocator {
-    /** Units are multiples of this, so every allocation suits {@code O_DIRECT} (spec storage.md §1.3). */
+    /** Units are multiples of this, so every allocation suits {@code O_DIRECT}. */
     static final long UNIT_ALIGNMENT_BYTES = 512;
 
     /** Upper bound on node ids per allocator; about 100 MB of heap at 25 bytes per node. */

@@ -10,10 +10,10 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The SSD store as the engine's backing tier: a query's RAM-miss suffix is fetched from SSD, bounded by
- * {@code max-prefetch-blocks} (spec/storage.md §5): of the {@code found} readable blocks, at most
- * {@code max - reserved} are read; the rest count as backpressure and end the prefix. The reservation is released
- * when the read completes. Fetched blocks land in pool memory from the engine's {@link ReclaimingAllocator}, passed
- * with each fetch. (Writing goes the other way: the store itself is the engine's spill, {@link SsdStore#offer}.)
+ * {@code max-prefetch-blocks}: of the {@code found} readable blocks, at most {@code max - reserved} are read; the rest
+ * count as backpressure and end the prefix. The reservation is released when the read completes. Fetched blocks land in
+ * pool memory from the engine's {@link ReclaimingAllocator}, passed with each fetch. (Writing goes the other way: the
+ * store itself is the engine's spill, {@link SsdStore#offer}.)
  *
  * <p>Ownership: the tier owns the store; the engine that owns the tier closes it, and so the store, after the
  * sealing worker stopped and before the pool unmaps. Thread-safe.

@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The SSD store's shape (spec/storage.md §4.1 for the defaults).
+ * The SSD store's shape ({@code docs/ssd.md} for the defaults).
  *
  * @param paths one file per shard; shards on different drives proceed in parallel
  * @param shardCapacityBytes ring bytes per shard, rounded down to 4 KiB (each file is this plus a 4 KiB superblock)

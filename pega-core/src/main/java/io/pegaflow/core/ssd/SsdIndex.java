@@ -6,8 +6,8 @@ import java.util.HashMap;
 import java.util.List;
 
 /**
- * Every shard's ring plus one key-to-entry map, under one lock (spec/storage.md §4.3): a log-structured ring per
- * shard, with overwrite detection by logical offsets.
+ * Every shard's ring plus one key-to-entry map, under one lock: a log-structured ring per shard, with overwrite
+ * detection by logical offsets.
  *
  * <p>Two-phase: {@link #prepare} reserves ring space and maps the key to a not-yet-committed entry; the writer
  * {@link #commit}s it when its write finished. Only committed entries on healthy shards whose bytes the ring has not

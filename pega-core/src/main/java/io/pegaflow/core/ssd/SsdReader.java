@@ -16,8 +16,8 @@ import java.util.function.LongFunction;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The read path (spec/storage.md §4.5): a bounded queue of prefetch batches, one dispatcher agent that allocates
- * pool memory for each block (which may evict RAM blocks), and {@code prefetchInflight} I/O worker agents
+ * The read path ({@code docs/ssd.md}): a bounded queue of prefetch batches, one dispatcher agent that allocates pool
+ * memory for each block (which may evict RAM blocks), and {@code prefetchInflight} I/O worker agents
  * ({@link IoWorkers}), each reading one block's payload with one {@code pread} straight into its allocation.
  *
  * <p>A read is accepted only if it returned every byte, its CRC32C matches the one recorded at write time, and the

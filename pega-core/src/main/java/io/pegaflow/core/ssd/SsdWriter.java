@@ -18,8 +18,8 @@ import java.util.zip.CRC32C;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The write path (spec/storage.md §4.4): a bounded queue of batches, one dispatcher agent, and {@code writeInflight}
- * I/O worker agents ({@link IoWorkers}), each writing one block per {@code pwritev} (header and every segment, straight
+ * The write path ({@code docs/ssd.md}): a bounded queue of batches, one dispatcher agent, and {@code writeInflight} I/O
+ * worker agents ({@link IoWorkers}), each writing one block per {@code pwritev} (header and every segment, straight
  * from pool memory) and then committing it in the index.
  *
  * <p>Queued blocks are held without a reference, like the reference's weak refs: the dispatcher upgrades with

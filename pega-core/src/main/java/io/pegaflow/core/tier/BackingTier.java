@@ -7,7 +7,7 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * A slower tier that can re-materialise blocks missing from RAM (the SSD store; later a remote node). The query path
- * starts a fetch for a RAM-miss suffix and answers Loading until it completes (spec/storage.md §5).
+ * starts a fetch for a RAM-miss suffix and answers Loading until it completes.
  *
  * <p>Ownership: the engine that was launched with a tier owns it and closes it, after the sealing worker stopped and
  * before the pool unmaps, in reverse order of the tier list.

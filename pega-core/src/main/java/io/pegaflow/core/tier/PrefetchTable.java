@@ -18,8 +18,8 @@ import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Prefetch state per (instance, req_id) (spec/storage.md §5): {@code NONE -> RUNNING -> (poll after completion) NONE}
- * with a Ready result delivered exactly once.
+ * Prefetch state per (instance, req_id): {@code NONE -> RUNNING -> (poll after completion) NONE} with a Ready result
+ * delivered exactly once.
  *
  * <p>Better than the reference: its state was keyed by req_id alone and a poll got the original query's answer even
  * when its hashes had changed. Here a task belongs to one instance and one hash list; a poll with different hashes

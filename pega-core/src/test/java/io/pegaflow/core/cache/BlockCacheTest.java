@@ -14,7 +14,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** RAM index semantics of spec/storage.md §3.1, §3.2, §3.4 and §3.7 on real ref-counted blocks. */
+/** RAM index semantics of the reference's read cache on real ref-counted blocks. */
 @Timeout(30)
 class BlockCacheTest {
     private static final int BLOCK_BYTES = 1024;

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** Blocks still missing slots are invisible, hold their memory, and are dropped by age (spec/engine-api.md §12). */
+/** Blocks still missing slots are invisible, hold their memory, and are dropped by age. */
 @Timeout(60)
 class InflightGcTest {
     private static final int BLOCKS = 4;

@@ -19,8 +19,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * A 1 MiB pool under a working set many times its size, 64 KiB blocks (spec/storage.md §1.5, §3.4; STYLE §6.3.10:
- * a leased block is never a victim). Every case runs with batch and blockwise allocation.
+ * A 1 MiB pool under a working set many times its size, 64 KiB blocks (a leased block is never a victim). Every case
+ * runs with batch and blockwise allocation.
  */
 @Timeout(60)
 class MemoryPressureTest {

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** Query leases through the engine API with an injected clock (spec/engine-api.md §6, spec/storage.md §3.5). */
+/** Query leases through the engine API with an injected clock. */
 @Timeout(60)
 class PegaEngineLeaseTest {
     private static final int BLOCKS = 4;

@@ -16,8 +16,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Transfer locks through the engine (spec/engine-api.md §5.9, spec/cluster.md §3.7): found blocks are described and
- * held, misses skipped, and a lock nobody releases expires on the maintenance pass so its blocks become evictable.
+ * Transfer locks through the engine: found blocks are described and held, misses skipped, and a lock nobody releases
+ * expires on the maintenance pass so its blocks become evictable.
  */
 @Timeout(60)
 class PegaEngineTransferLockTest {

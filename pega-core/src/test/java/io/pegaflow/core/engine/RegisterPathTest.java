@@ -16,7 +16,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** RegisterContextBatch through the engine API: rejected requests change nothing (spec/engine-api.md §5.1). */
+/** RegisterContextBatch through the engine API: rejected requests change nothing. */
 @Timeout(60)
 class RegisterPathTest {
     private static final int BLOCKS = 4;

@@ -23,9 +23,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * A query whose RAM-miss suffix falls through the tier chain (spec/storage.md §5): each tier starts where the one
- * before it stopped, the blocks load byte-exact whichever tier supplied them, and the query is attributed once, per
- * tier by name ({@code ram + ssd + rdma + miss == requested}), instead of counting every fetched block as SSD.
+ * A query whose RAM-miss suffix falls through the tier chain ({@code docs/architecture.md}, "Tier chain"): each tier
+ * starts where the one before it stopped, the blocks load byte-exact whichever tier supplied them, and the query is
+ * attributed once, per tier by name ({@code ram + ssd + rdma + miss == requested}), instead of counting every fetched
+ * block as SSD.
  */
 @Timeout(30)
 class TieredQueryTest {

@@ -8,7 +8,7 @@ import io.pegaflow.core.error.EngineException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** Layout validation and host sizes of spec/engine-api.md §3.1, §3.4 and spec/storage.md §2.2. */
+/** Layout validation and host sizes, as the reference's RegisterContextBatch has them. */
 @Timeout(30)
 class LayerRegistrationTest {
     private static final long BASE = 0x7000_0000_0000L;

@@ -16,7 +16,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** The lease state machine of spec/engine-api.md §6 on real ref-counted blocks and an adjustable clock. */
+/**
+ * The query-lease state machine ({@code pegaflow-core/src/lease.rs} of novitalabs/pegaflow v0.22.4) on real ref-counted
+ * blocks and an adjustable clock.
+ */
 @Timeout(30)
 class LeaseTableTest {
     private static final long TTL_NANOS = 600_000_000_000L;

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** Attaching to and signalling the worker's 32-byte load state (spec/engine-api.md §7). */
+/** Attaching to and signalling the worker's 32-byte load state. */
 @Timeout(30)
 class LoadStateSignalTest {
     private static final Path SHM = Path.of("/dev/shm");

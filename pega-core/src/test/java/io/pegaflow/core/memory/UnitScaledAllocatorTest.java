@@ -7,7 +7,10 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** The reference's seven allocator tests (spec storage.md §1.3, §9.2) plus the unit rule. */
+/**
+ * The reference's seven allocator tests ({@code pegaflow-core/src/allocator.rs} of novitalabs/pegaflow v0.22.4) plus
+ * the unit rule.
+ */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class UnitScaledAllocatorTest {
     private static final long MIB = 1024 * 1024;

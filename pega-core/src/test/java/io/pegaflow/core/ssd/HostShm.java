@@ -52,7 +52,7 @@ final class HostShm implements AutoCloseable {
         }
     }
 
-    /** A fresh 32-byte load-state object (spec/engine-api.md §7): offset 8, magic, version 1, state 0. */
+    /** A fresh 32-byte load-state object: offset 8, magic, version 1, state 0. */
     static HostShm loadState() {
         HostShm s = new HostShm("pega_load_", 32);
         s.map.putLong(0, 8);

@@ -34,8 +34,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The SSD tier behind a real engine (host device backend): blocks spill to SSD after sealing, the RAM copy is evicted
- * with {@code cleanupMemory()}, a query answers Loading then Ready, and the load is byte-exact (spec/storage.md §5
- * and the reference's {@code ssd_cache} tests).
+ * with {@code cleanupMemory()}, a query answers Loading then Ready, and the load is byte-exact (the reference's
+ * {@code ssd_cache} tests).
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class SsdEngineTest {

@@ -10,7 +10,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** The ring and two-phase index alone (spec/storage.md §4.3), without files. */
+/** The ring and two-phase index alone ({@code docs/ssd.md}), without files. */
 @Timeout(10)
 class SsdIndexTest {
     private static final SlotLayout ONE_KIB = new SlotLayout(new int[] {1}, new byte[] {1}, new long[] {512});

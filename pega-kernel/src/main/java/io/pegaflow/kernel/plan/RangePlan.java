@@ -3,11 +3,11 @@ package io.pegaflow.kernel.plan;
 import java.util.Arrays;
 
 /**
- * A batch of (source address, destination address, length) copies, coalesced as they are added: a range that
- * continues the previous one on both sides extends it (within the {@link MergeRule}) instead of adding an entry
- * (spec/engine-api.md §3.4), so a run of consecutive blocks costs one memcpy, one DMA call or one RDMA operation.
- * The device copiers, the transfer engine and the push engine all build their batches with it, so the coalescing
- * rule exists once.
+ * A batch of (source address, destination address, length) copies, coalesced as they are added: a range that continues
+ * the previous one on both sides extends it (within the {@link MergeRule}) instead of adding an entry (as in
+ * novitalabs/pegaflow v0.22.4), so a run of consecutive blocks costs one memcpy, one DMA call or one RDMA operation.
+ * The device copiers, the transfer engine and the push engine all build their batches with it, so the coalescing rule
+ * exists once.
  *
  * <p>Direction is the builder's: Save builds device → pool ({@code src} on the device, {@code dst} in the pool),
  * Load builds pool → device. Addresses are raw virtual addresses; the plan never dereferences them. Whoever builds a

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** The one coalescing rule of every copy batch (spec/engine-api.md §3.4). */
+/** The one coalescing rule of every copy batch. */
 @Timeout(10)
 class RangePlanTest {
     private static final long SRC = 1L << 40;

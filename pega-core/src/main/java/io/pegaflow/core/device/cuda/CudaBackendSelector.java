@@ -5,8 +5,8 @@ import java.util.Arrays;
 import java.util.Locale;
 
 /**
- * Resolves {@code pega.device.backend} ({@code auto | cuda | host}, ARCHITECTURE.md §4) and parses
- * {@code pega.devices} (the reference's {@code --devices}: a comma list of CUDA ordinals, empty for all).
+ * Resolves {@code pega.device.backend} ({@code auto | cuda | host}) and parses {@code pega.devices} (the reference's
+ * {@code --devices}: a comma list of CUDA ordinals, empty for all).
  *
  * <p>{@code auto} picks cuda when {@code libcuda} loads and sees a GPU, else host; {@code cuda} fails with the
  * driver's reason when it cannot; {@code host} never touches the driver. Stateless.

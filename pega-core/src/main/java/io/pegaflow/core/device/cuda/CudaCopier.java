@@ -30,12 +30,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Each plan takes one method ({@link CopyPolicy}): one {@code cuMemcpy*Async} per range, {@code cuMemcpyBatchAsync}
  * calls issued back to back, or the copy kernel's launches after one descriptor upload. Then one event record and
- * synchronize (spec/engine-api.md §3.4), so a call returns only after every byte has landed. A large batched plan of
- * small ranges is split over the lane's submitting threads ({@code pega.cuda.batch-submitters}), each issuing its
- * slice of the calls on its own stream: one thread cannot issue descriptors fast enough to fill the link below about
- * 64 KiB, two can (docs/gpu.md "Submitting threads"). The plan is complete when every stream's event is. On a failed
- * enqueue every stream the plan used is drained before the error returns, so no copy of the plan is still writing
- * when the caller frees or reuses its memory. Small batched plans can be made to take turns with the device's other lanes
+ * synchronize, so a call returns only after every byte has landed. A large batched plan of small ranges is split over
+ * the lane's submitting threads ({@code pega.cuda.batch-submitters}), each issuing its slice of the calls on its own
+ * stream: one thread cannot issue descriptors fast enough to fill the link below about 64 KiB, two can (docs/gpu.md
+ * "Submitting threads"). The plan is complete when every stream's event is. On a failed enqueue every stream the plan
+ * used is drained before the error returns, so no copy of the plan is still writing when the caller frees or reuses its
+ * memory. Small batched plans can be made to take turns with the device's other lanes
  * ({@code pega.cuda.serialize-below}).
  *
  * <p>Thread model: {@link #copyToHost} runs only on the save lane thread and {@link #copyToDevice} only on the load

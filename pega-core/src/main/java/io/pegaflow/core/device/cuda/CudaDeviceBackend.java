@@ -24,8 +24,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The CUDA device backend: maps vLLM workers' KV tensors into this process with CUDA IPC and copies blocks between
- * them and the pinned pool with DMA on per-lane streams (ARCHITECTURE.md §4, spec/engine-api.md §3).
+ * The CUDA device backend: maps vLLM workers' KV tensors into this process with CUDA IPC and copies blocks between them
+ * and the pinned pool with DMA on per-lane streams ({@code docs/gpu.md}).
  *
  * <pre>
  *   wrapper_bytes --restricted unpickler--> CudaIpcWrapper --uuid--> device ordinal (== request device_id)
@@ -41,8 +41,8 @@ import org.slf4j.LoggerFactory;
  * kernel reaches them.
  *
  * <p>Unmap safety: each device has a copy gate. Copies hold its read side from the first enqueue to the completed
- * synchronize; the last close of a mapping takes the write side before {@code cuIpcCloseMemHandle}, so an IPC
- * mapping is never closed under a copy in flight (the reference does not guard this; spec/engine-api.md §13.2).
+ * synchronize; the last close of a mapping takes the write side before {@code cuIpcCloseMemHandle}, so an IPC mapping
+ * is never closed under a copy in flight (the reference does not guard this).
  *
  * <p>Thread-safe. Owns: the retained primary contexts, the pool registration, the IPC mappings it opened.
  */

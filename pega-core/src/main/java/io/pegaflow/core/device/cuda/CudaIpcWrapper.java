@@ -6,7 +6,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The decoded content of the reference connector's pickled {@code pegaflow.ipc_wrapper.CudaIPCWrapper}
- * (spec/engine-api.md §3.2): plain data, produced by {@link CudaIpcWrapperUnpickler} without running anything.
+ * ({@code python/pegaflow/ipc_wrapper.py} of novitalabs/pegaflow v0.22.4): plain data, produced by
+ * {@link CudaIpcWrapperUnpickler} without running anything.
  *
  * <pre>
  *   handle = ( producer_device : int,

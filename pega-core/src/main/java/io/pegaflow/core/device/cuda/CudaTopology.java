@@ -9,9 +9,8 @@ import java.util.regex.Pattern;
 
 /**
  * Where GPUs sit in the host: the NUMA node of each device, read from sysfs through the device's PCI bus id
- * ({@code /sys/bus/pci/devices/<bus id>/numa_node}). This is the CUDA-ordinal-correct mapping that the reference
- * lacks (it asks {@code nvidia-smi} by physical index, which is wrong under {@code CUDA_VISIBLE_DEVICES};
- * spec/storage.md §1.1).
+ * ({@code /sys/bus/pci/devices/<bus id>/numa_node}). This is the CUDA-ordinal-correct mapping that the reference lacks
+ * (it asks {@code nvidia-smi} by physical index, which is wrong under {@code CUDA_VISIBLE_DEVICES}).
  *
  * <p>Stateless; every method reads sysfs again.
  */

@@ -101,7 +101,7 @@ class CudaDeviceBackendGpuTest {
                 PythonProducer.Tensor t = e.getValue();
                 LayerMemory lm = layers.get(e.getKey());
                 long[] blocks = {3, 1, 2, 7};
-                // save: device -> pool (split planes for KV-first, one range per block otherwise), spec §3.4
+                // save: device -> pool (split planes for KV-first, one range per block otherwise)
                 RangePlan save = plan(lm, t, blocks);
                 runOnThread(() -> copier.copyToHost(save));
                 for (int i = 0; i < save.size(); i++) {

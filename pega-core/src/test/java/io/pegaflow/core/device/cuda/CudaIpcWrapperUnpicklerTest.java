@@ -70,7 +70,7 @@ class CudaIpcWrapperUnpicklerTest {
             assertThat(n).isEqualTo(((Number) reg.get("N")).longValue());
             assertThat(b).isEqualTo(((Number) reg.get("B")).longValue());
             assertThat(k).isEqualTo(((Number) reg.get("K")).longValue());
-            // and the registered range fits in the storage (spec/engine-api.md §3.1)
+            // and the registered range fits in the storage
             int g = ((Number) reg.get("G")).intValue();
             assertThat((n - 1) * b + (g - 1) * k + b).isLessThanOrEqualTo(w.storageSizeBytes());
         }
@@ -105,7 +105,7 @@ class CudaIpcWrapperUnpicklerTest {
     @Test
     void theCapturedProtocolFourPickleMatchesTheSpecExample() {
         byte[] p = PickleResources.pickle("kv_first_bf16_default");
-        assertThat(p).hasSize(416); // spec/engine-api.md §3.2: a (2,6,16,8,128) bf16 tensor pickles to 416 bytes
+        assertThat(p).hasSize(416); // the reference's pickle: a (2,6,16,8,128) bf16 tensor pickles to 416 bytes
         CudaIpcWrapper w = CudaIpcWrapperUnpickler.decode(p);
         assertThat(w.handleFormat()).isEqualTo(CudaIpcHandleFormat.VERSIONED);
         assertThat(w.handleVersion()).isEqualTo(2);

@@ -137,7 +137,7 @@ class CudaKernelFailureEngineGpuTest {
         return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(image));
     }
 
-    /** A worker's 32-byte load-state object (spec/engine-api.md §7), state pending. */
+    /** A worker's 32-byte load-state object, state pending. */
     private static Path loadState() throws IOException {
         Path p = Path.of("/dev/shm", "pega_load_" + UUID.randomUUID().toString().replace("-", ""));
         ByteBuffer b = ByteBuffer.allocate(32).order(ByteOrder.LITTLE_ENDIAN);
