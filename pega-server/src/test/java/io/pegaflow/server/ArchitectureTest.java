@@ -14,7 +14,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** The adapters translate and delegate to the engine facade; pool memory is the engine's business (STYLE §6.4). */
+/** The adapters translate and delegate to the engine facade; pool memory is the engine's business. */
 @Timeout(60)
 class ArchitectureTest {
     /** Only this module's main classes: DO_NOT_INCLUDE_JARS leaves out every dependency, test classes are excluded. */

@@ -4,9 +4,9 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * One entry of an app's metric catalog (STYLE §6.3 principle 7). Each app has one enum implementing this interface
- * that names every meter it exports; {@link CatalogMeters} builds meters only from such entries, so a meter cannot
- * exist outside the catalog, and {@code docs/metrics.md} is checked against the enum.
+ * One entry of an app's metric catalog. Each app has one enum implementing this interface that names every meter it
+ * exports; {@link CatalogMeters} builds meters only from such entries, so a meter cannot exist outside the catalog, and
+ * {@code docs/metrics.md} is checked against the enum.
  */
 public interface MetricDescriptor {
 

@@ -15,13 +15,12 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
- * Counts and times every unary call of one gRPC service, as the reference's exporters do (spec/engine-api.md §2.4,
- * spec/cluster.md §1.9): a request counter and a latency histogram, both labelled {@code method} (the RPC name in
- * {@code snake_case}) and {@code status} ({@code ok} or the gRPC code name). It runs outermost
- * ({@link EdgeStage#METRICS}), so the status it records is the one the client got, after the app's exception mapping.
- * Streaming calls (the engine's Session) are not counted. Meters are cached per method and status code, so a call
- * costs one map lookup by the method's full name (a string whose hash is cached) and an array read, with no string
- * built per call.
+ * Counts and times every unary call of one gRPC service, as the reference's exporters do ({@code docs/metrics.md}): a
+ * request counter and a latency histogram, both labelled {@code method} (the RPC name in {@code snake_case}) and
+ * {@code status} ({@code ok} or the gRPC code name). It runs outermost ({@link EdgeStage#METRICS}), so the status it
+ * records is the one the client got, after the app's exception mapping. Streaming calls (the engine's Session) are not
+ * counted. Meters are cached per method and status code, so a call costs one map lookup by the method's full name (a
+ * string whose hash is cached) and an array read, with no string built per call.
  */
 public final class RpcMetricsInterceptor implements EdgeInterceptor {
 

@@ -5,9 +5,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 
 /**
- * {@code pega.metaserver.*}: the reference's command-line flags as properties (spec/cluster.md §6.2) plus the limits
- * and persistence settings of this implementation. Validated when bound; a bad value stops startup with
- * "name: value (expected: ...)".
+ * {@code pega.metaserver.*}: the reference's command-line flags as properties plus the limits and persistence settings
+ * of this implementation. Validated when bound; a bad value stops startup with "name: value (expected: ...)".
  *
  * @param addr gRPC bind address {@code host:port} (reference {@code --addr}); use {@code 0.0.0.0:50056} in clusters
  * @param httpAddr HTTP bind address for health, metrics and the node list (reference {@code --http-addr})

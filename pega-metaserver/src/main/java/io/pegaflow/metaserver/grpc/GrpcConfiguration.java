@@ -34,7 +34,7 @@ class GrpcConfiguration {
         return new EpochHeaderInterceptor(index::epoch);
     }
 
-    /** {@code pegaflow_metaserver_rpc_requests_total} and {@code _duration_seconds} (spec/cluster.md §1.9). */
+    /** {@code pegaflow_metaserver_rpc_requests_total} and {@code _duration_seconds}. */
     @Bean
     RpcMetricsInterceptor rpcMetricsInterceptor(CatalogMeters meters) {
         return new RpcMetricsInterceptor(

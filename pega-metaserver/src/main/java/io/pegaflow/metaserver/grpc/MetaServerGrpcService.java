@@ -25,11 +25,11 @@ import java.util.function.BiFunction;
 import org.springframework.stereotype.Service;
 
 /**
- * {@code pegaflow.MetaServer}, wire-compatible with the reference (spec/cluster.md §1.2): the same validation order,
- * status codes and message texts, including the quirk that an empty Insert or Remove returns gRPC OK with
+ * {@code pegaflow.MetaServer}, wire-compatible with the reference (novitalabs/pegaflow v0.22.4): the same validation
+ * order, status codes and message texts, including the quirk that an empty Insert or Remove returns gRPC OK with
  * {@code status.ok=false}. Validates and delegates to {@link MetaStore}: a validation failure or a lifecycle refusal
- * propagates out of the method and {@link MetaserverExceptionHandler} (or the edge's fallback) maps it; metrics and
- * the epoch header are added by the edge's interceptors.
+ * propagates out of the method and {@link MetaserverExceptionHandler} (or the edge's fallback) maps it; metrics and the
+ * epoch header are added by the edge's interceptors.
  */
 @Service
 public class MetaServerGrpcService extends MetaServerGrpc.MetaServerImplBase {

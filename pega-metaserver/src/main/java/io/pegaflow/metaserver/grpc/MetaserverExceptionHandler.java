@@ -9,9 +9,9 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.grpc.server.exception.GrpcExceptionHandler;
 
 /**
- * Maps a lifecycle refusal to {@code FAILED_PRECONDITION} with the reference's text (spec/cluster.md §1.5); a refusal
- * of a fenced id also gets the {@code pega-metaserver-fenced} trailer, so its operator can tell a fence from a live
- * competitor. Validation failures are statuses already, and anything else is left to the edge's fallback.
+ * Maps a lifecycle refusal to {@code FAILED_PRECONDITION} with the reference's text; a refusal of a fenced id also gets
+ * the {@code pega-metaserver-fenced} trailer, so its operator can tell a fence from a live competitor. Validation
+ * failures are statuses already, and anything else is left to the edge's fallback.
  */
 final class MetaserverExceptionHandler implements GrpcExceptionHandler {
 

@@ -23,10 +23,9 @@ import org.jspecify.annotations.Nullable;
  * <p><b>Structure.</b> A Caffeine cache bounded by {@code maxBlocks} keys, so a flood of announcements cannot exhaust
  * the heap; an evicted key only costs peers a miss. The TTL is enforced per owner record by {@link #sweep}, not by
  * Caffeine: an expiring cache reads its ticker and updates expiry order on every get, which tripled the cost of a
- * 32768-hash query. Each value is an
- * immutable {@link OwnerRecord} array (one record per node address, typically a handful), replaced inside the
- * cache's per-key atomic {@code compute}, so readers never lock and a concurrent remove by A and insert by B on one
- * key always leaves B's record (spec/cluster.md §1.5).
+ * 32768-hash query. Each value is an immutable {@link OwnerRecord} array (one record per node address, typically a
+ * handful), replaced inside the cache's per-key atomic {@code compute}, so readers never lock and a concurrent remove
+ * by A and insert by B on one key always leaves B's record.
  *
  * <p><b>Shares.</b> The Caffeine bound picks its victims across all nodes, so one client inserting fresh hashes from
  * its own node could evict every other node's keys. Each node session therefore owns at most
@@ -207,9 +206,8 @@ public final class BlockOwnerIndex implements BlockIndex {
     }
 
     /**
-     * QueryPrefixBlocks (spec/cluster.md §1.6): walks {@code hashes} in order until a hash has no visible owner, and
-     * returns each node's contiguous prefix from hash 0, in order of first appearance. Read-only: it refreshes no
-     * liveness.
+     * QueryPrefixBlocks: walks {@code hashes} in order until a hash has no visible owner, and returns each node's
+     * contiguous prefix from hash 0, in order of first appearance. Read-only: it refreshes no liveness.
      */
     @Override
     public List<PrefixMatch> queryPrefix(String namespace, List<ByteString> hashes, long nowMs) {

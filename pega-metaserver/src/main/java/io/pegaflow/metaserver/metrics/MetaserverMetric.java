@@ -7,14 +7,13 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * The metaserver's metric catalog: every meter it exports, with its type, unit, labels and help. The meter name is
- * the constant's name in lower case, the reference's {@code pegaflow_metaserver_*} name where one exists
- * (spec/cluster.md §1.9), so its dashboards keep working. {@code docs/metrics.md} lists exactly these entries
- * (checked by {@code MetricsDocsTest}). {@link MetaserverMeterBinder} registers the catalog; the RPC entries are the
- * edge's interceptor's.
+ * The metaserver's metric catalog: every meter it exports, with its type, unit, labels and help. The meter name is the
+ * constant's name in lower case, the reference's {@code pegaflow_metaserver_*} name where one exists, so its dashboards
+ * keep working. {@code docs/metrics.md} lists exactly these entries (checked by {@code MetricsDocsTest}).
+ * {@link MetaserverMeterBinder} registers the catalog; the RPC entries are the edge's interceptor's.
  */
 public enum MetaserverMetric implements MetricDescriptor {
-    // RPCs (spec/cluster.md §1.9)
+    // RPCs
     PEGAFLOW_METASERVER_RPC_REQUESTS(MetricType.COUNTER, "requests", "MetaServer RPCs handled", Labels.RPC),
     PEGAFLOW_METASERVER_RPC_DURATION(
             MetricType.TIMER, "seconds", "MetaServer RPC handling time", Labels.RPC, Buckets.RPC),
@@ -57,7 +56,7 @@ public enum MetaserverMetric implements MetricDescriptor {
         static final List<String> STATE = List.of("state");
     }
 
-    /** Histogram buckets, as the reference's exporter has them (spec/cluster.md §1.9). */
+    /** Histogram buckets, as the reference's exporter has them. */
     private static final class Buckets {
         static final List<Duration> NONE = List.of();
         static final List<Duration> RPC = List.of(

@@ -17,8 +17,8 @@ import org.slf4j.LoggerFactory;
 import org.springframework.dao.DuplicateKeyException;
 
 /**
- * The node lifecycle state machine of spec/cluster.md §1.4, with the current session of every address kept in memory
- * for the hot paths and every transition written through to the database first.
+ * The node lifecycle state machine ({@code docs/metaserver.md}), with the current session of every address kept in
+ * memory for the hot paths and every transition written through to the database first.
  *
  * <p>Registration, takeover and unregister decide inside a database transaction that locks the address's row, so
  * replicas that share one PostgreSQL database agree on who owns an address; they are also serialised per address in

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The node lifecycle rules of spec/cluster.md §1.4 plus persistent fencing (ADR 0002), run against every database
+ * The node lifecycle rules ({@code docs/metaserver.md}) plus persistent fencing (ADR 0002), run against every database
  * the metaserver supports: each subclass supplies a freshly migrated database per test.
  */
 abstract class NodeLifecycleContract {

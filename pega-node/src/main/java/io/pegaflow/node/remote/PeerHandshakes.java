@@ -12,9 +12,10 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 
 /**
- * The requester's side of the handshake ({@link PeerBlocks#handshake}, the reference's {@code RdmaHandshake},
- * spec/cluster.md §3.2): once per peer, deduplicated per address (a single flight: concurrent fetches from one peer
- * wait for the first one's handshake; if it fails, the next fetch tries again). The owner connects back inside the RPC, then this node connects with the owner's descriptor.
+ * The requester's side of the handshake ({@link PeerBlocks#handshake}, the reference's {@code RdmaHandshake} in
+ * novitalabs/pegaflow v0.22.4): once per peer, deduplicated per address (a single flight: concurrent fetches from one
+ * peer wait for the first one's handshake; if it fails, the next fetch tries again). The owner connects back inside the
+ * RPC, then this node connects with the owner's descriptor.
  */
 final class PeerHandshakes {
     private final TransferEngine transfers;

@@ -35,9 +35,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The {@code remote} tier (spec/cluster.md §3.1, steps 4–9): the blocks RAM and SSD could not supply, fetched from the
- * peer that owns the longest prefix of them. One fetch asks the metaserver for owners (dropping this node), handshakes
- * with the best one once, locks the blocks there ({@link PeerBlocks#lock}, the reference's
+ * The {@code remote} tier ({@code docs/architecture.md}, "The remote tier"): the blocks RAM and SSD could not supply,
+ * fetched from the peer that owns the longest prefix of them. One fetch asks the metaserver for owners (dropping this
+ * node), handshakes with the best one once, locks the blocks there ({@link PeerBlocks#lock}, the reference's
  * {@code QueryBlocksForTransfer}), gets their segments straight into freshly allocated pool memory over the transfer
  * engine, releases the lock, and rebuilds the blocks; the query path inserts them into the RAM index (and the index
  * announcements make this node an owner too).

@@ -14,8 +14,8 @@ import org.springframework.validation.annotation.Validated;
 
 /**
  * The server's configuration tree under {@code pega.*}; each key maps to a reference CLI flag where one exists
- * (spec/engine-api.md §10). Validated at startup: an unusable value stops the server with a message naming the key.
- * See {@code docs/configuration.md}.
+ * ({@code docs/configuration.md}). Validated at startup: an unusable value stops the server with a message naming the
+ * key.
  *
  * @param pool pinned host-memory pool
  * @param device device backend selection

@@ -10,9 +10,9 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.grpc.server.exception.GrpcExceptionHandler;
 
 /**
- * Maps the engine's errors to gRPC statuses, once, for every RPC (spec/engine-api.md §2.3): the engine's message is
- * already the reference's exact text and travels as the description unchanged. INTERNAL ones go through
- * {@link InternalErrorLog}, so their cause reaches the log. Anything else is left to the edge's fallback.
+ * Maps the engine's errors to gRPC statuses, once, for every RPC: the engine's message is already the reference's exact
+ * text and travels as the description unchanged. INTERNAL ones go through {@link InternalErrorLog}, so their cause
+ * reaches the log. Anything else is left to the edge's fallback.
  */
 final class EngineExceptionHandler implements GrpcExceptionHandler {
 

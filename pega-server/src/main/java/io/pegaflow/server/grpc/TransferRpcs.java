@@ -35,10 +35,10 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.stereotype.Component;
 
 /**
- * The owner's side of the P2P RPCs (spec/engine-api.md §5.9), when {@code pega.rdma.enabled=true}:
- * {@code RdmaHandshake} exchanges {@link HandshakeDescriptor}s and connects back to the requester (so both sides hold
- * a connection, as the reference's symmetric handshake), {@code QueryBlocksForTransfer} locks the found blocks and
- * describes their segments, {@code ReleaseTransferLock} ends a lock session. {@link EngineGrpcService} delegates here.
+ * The owner's side of the P2P RPCs, when {@code pega.rdma.enabled=true}: {@code RdmaHandshake} exchanges
+ * {@link HandshakeDescriptor}s and connects back to the requester (so both sides hold a connection, as the reference's
+ * symmetric handshake), {@code QueryBlocksForTransfer} locks the found blocks and describes their segments,
+ * {@code ReleaseTransferLock} ends a lock session. {@link EngineGrpcService} delegates here.
  *
  * <p>A requester that handshakes with a new incarnation (its descriptor's instance id changed: it restarted) can never
  * release what its previous incarnation locked, so those sessions end at once instead of at their deadline.

@@ -22,8 +22,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Announces this node's sealed and evicted blocks to the metaserver (spec/cluster.md §2) and keeps its session alive.
- * Three parts, one concern each:
+ * Announces this node's sealed and evicted blocks to the metaserver ({@code docs/metaserver.md}) and keeps its session
+ * alive. Three parts, one concern each:
  *
  * <ul>
  *   <li>{@link AnnouncementQueue}: the engine calls {@link #onSealed}/{@link #onEvicted} from its sealing and eviction
@@ -159,8 +159,8 @@ public final class MetaserverClient implements BlockIndexListener, AutoCloseable
     }
 
     /**
-     * QueryPrefixBlocks (spec/cluster.md §1.6): every owner of a leading run of {@code hashes} with its length, for the
-     * remote tier. A plain call with a deadline on the caller's thread, outside the announcement agent.
+     * QueryPrefixBlocks: every owner of a leading run of {@code hashes} with its length, for the remote tier. A plain
+     * call with a deadline on the caller's thread, outside the announcement agent.
      *
      * @throws io.grpc.StatusRuntimeException when the metaserver does not answer in time or refuses
      */

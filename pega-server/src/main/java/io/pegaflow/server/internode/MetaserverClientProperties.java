@@ -10,8 +10,8 @@ import org.springframework.validation.annotation.Validated;
 
 /**
  * {@code pega.metaserver.*} on the server side: where the cluster index runs and how this node announces itself
- * (spec/cluster.md §2, reference flags {@code --metaserver-addr}, {@code --metaserver-queue-depth}). Nothing is
- * announced unless {@code addr} is set.
+ * (reference flags {@code --metaserver-addr}, {@code --metaserver-queue-depth}). Nothing is announced unless
+ * {@code addr} is set.
  *
  * @param addr the metaserver, {@code host:port} or {@code http://host:port} (reference {@code --metaserver-addr}),
  *     or several separated by commas: instances sharing one database, failed over in order when one is unreachable;

@@ -3,8 +3,8 @@ package io.pegaflow.server.internode;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * Counters of the metaserver client, exported with the reference's names (spec/cluster.md §2.8): units are hashes,
- * except heartbeat failures, session resets, unregister failures and re-announcements, which count events.
+ * Counters of the metaserver client, exported with the reference's names: units are hashes, except heartbeat failures,
+ * session resets, unregister failures and re-announcements, which count events.
  */
 public final class MetaserverClientStats {
 

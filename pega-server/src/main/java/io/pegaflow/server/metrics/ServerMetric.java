@@ -13,7 +13,7 @@ import java.util.Locale;
  * interceptor as calls arrive), and {@code docs/metrics.md} lists exactly these entries ({@code MetricsDocsTest}).
  */
 public enum ServerMetric implements MetricDescriptor {
-    // RPCs (spec/engine-api.md §2.4)
+    // RPCs
     PEGAFLOW_RPC_REQUESTS(MetricType.COUNTER, "requests", "Engine RPCs by method and status", Labels.RPC),
     PEGAFLOW_RPC_DURATION(
             MetricType.TIMER, "seconds", "Engine RPC latency by method and status", Labels.RPC, Buckets.RPC),
@@ -32,7 +32,7 @@ public enum ServerMetric implements MetricDescriptor {
             "RegisterContextBatch calls accepted, by connector generation",
             Labels.GENERATION),
 
-    // Pool, cache, leases (spec/storage.md §7)
+    // Pool, cache, leases
     PEGAFLOW_POOL_CAPACITY_BYTES(MetricType.GAUGE, "bytes", "Allocatable pinned pool bytes"),
     PEGAFLOW_POOL_USED_BYTES(MetricType.GAUGE, "bytes", "Pinned pool bytes allocated"),
     PEGAFLOW_POOL_LARGEST_FREE_BYTES(MetricType.GAUGE, "bytes", "Largest free pool region (lower bound)"),
@@ -111,7 +111,7 @@ public enum ServerMetric implements MetricDescriptor {
     PEGAFLOW_SSD_RECOVERY_DROPPED_ENTRIES(
             MetricType.COUNTER, "entries", "Torn, corrupt or overwritten entries dropped at start"),
 
-    // Metaserver client (spec/cluster.md §2.8)
+    // Metaserver client
     PEGAFLOW_METASERVER_REGISTRATION_BLOCKS(
             MetricType.COUNTER, "hashes", "Sealed block hashes queued for the metaserver"),
     PEGAFLOW_METASERVER_REGISTRATION_FAILURES(MetricType.COUNTER, "hashes", "Block hashes whose Insert was dropped"),

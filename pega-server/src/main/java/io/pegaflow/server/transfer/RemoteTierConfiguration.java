@@ -18,8 +18,8 @@ import org.springframework.util.StringUtils;
 
 /**
  * The {@code remote} tier, when transfers are on and a metaserver is configured (serving needs only the first; fetching
- * needs someone to say who owns what, spec/cluster.md §3). It comes after SSD in the tier chain, so a fetch asks SSD
- * first and a peer for what SSD could not supply.
+ * needs someone to say who owns what). It comes after SSD in the tier chain, so a fetch asks SSD first and a peer for
+ * what SSD could not supply.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnProperty(name = "pega.rdma.enabled", havingValue = "true")

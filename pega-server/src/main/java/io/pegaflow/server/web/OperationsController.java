@@ -30,8 +30,9 @@ import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.util.UriComponentsBuilder;
 
 /**
- * The reference's HTTP operations surface (spec/engine-api.md §9) with its paths and JSON shapes. Mutating
- * endpoints ask the one {@link AdminAccess} rule (a loopback socket peer, or {@code Authorization: Bearer
+ * The reference's HTTP operations surface ({@code pegaflow-server/src/http_server.rs} of novitalabs/pegaflow v0.22.4)
+ * with its paths and JSON shapes. Mutating endpoints ask the one {@link AdminAccess} rule (a loopback socket peer, or
+ * {@code Authorization: Bearer
  * <pega.admin.token>}); the reference served them to anyone. {@link AdmissionValve} has refused a caller the rule
  * would refuse before any body was read; parameters come from the query string only.
  */

@@ -1,7 +1,7 @@
 /**
- * The HTTP operations surface of spec/engine-api.md §9 ({@code /health}, {@code /metrics}, {@code /instances}, the
- * cleanup endpoints) and the filter that holds mutating actuator calls to the admin rule. Null-marked: types are
- * non-null unless written {@code @Nullable} (docs/java-quality.md, NullAway).
+ * The reference's HTTP operations surface ({@code /health}, {@code /metrics}, {@code /instances}, the cleanup
+ * endpoints) and the filter that holds mutating actuator calls to the admin rule. Null-marked: types are non-null
+ * unless written {@code @Nullable} (docs/java-quality.md, NullAway).
  */
 @NullMarked
 package io.pegaflow.server.web;

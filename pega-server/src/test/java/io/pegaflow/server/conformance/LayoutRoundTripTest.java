@@ -20,9 +20,9 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Byte-exact save → query → load round trips for every layout the connector registers (spec/engine-api.md §3.3,
- * §3.4), with a per-byte pattern that also catches K/V swaps, shifted copies and data landing in another layer.
- * Bytes a block does not own (between split planes, other blocks) must stay untouched.
+ * Byte-exact save → query → load round trips for every layout the connector registers, with a per-byte pattern that
+ * also catches K/V swaps, shifted copies and data landing in another layer. Bytes a block does not own (between split
+ * planes, other blocks) must stay untouched.
  */
 @Timeout(120)
 class LayoutRoundTripTest extends ConformanceSupport {

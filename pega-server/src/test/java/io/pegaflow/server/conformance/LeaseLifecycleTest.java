@@ -15,8 +15,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Query leases over real gRPC (spec/engine-api.md §6): world_size consumption, release, instance teardown. Expiry by
- * TTL needs an injected clock and is covered in pega-core ({@code PegaEngineLeaseTest}).
+ * Query leases over real gRPC: world_size consumption, release, instance teardown. Expiry by TTL needs an injected
+ * clock and is covered in pega-core ({@code PegaEngineLeaseTest}).
  */
 @Timeout(120)
 class LeaseLifecycleTest extends ConformanceSupport {

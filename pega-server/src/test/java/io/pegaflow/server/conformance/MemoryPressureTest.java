@@ -17,9 +17,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The server's 16 MiB pool under a working set many times its size (spec/storage.md §1.5, §3.4), over real gRPC:
- * saves keep succeeding through eviction, leased blocks survive it byte-exact, and a pool whose every block is leased
- * fails Save with the reference's INTERNAL text. A smaller pool with exact eviction order is covered in pega-core.
+ * The server's 16 MiB pool under a working set many times its size, over real gRPC: saves keep succeeding through
+ * eviction, leased blocks survive it byte-exact, and a pool whose every block is leased fails Save with the reference's
+ * INTERNAL text. A smaller pool with exact eviction order is covered in pega-core.
  */
 @Timeout(120)
 class MemoryPressureTest extends ConformanceSupport {

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Timeout;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
-/** The HTTP operations surface (spec/engine-api.md §9) over real HTTP on the server's random port. */
+/** The HTTP operations surface ({@code docs/operations.md}) over real HTTP on the server's random port. */
 @Timeout(120)
 class OperationsHttpTest extends ConformanceSupport {
     private static final HttpClient HTTP =

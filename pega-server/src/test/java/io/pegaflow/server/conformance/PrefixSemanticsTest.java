@@ -15,8 +15,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Prefix hit semantics over real gRPC (spec/engine-api.md §4, §11 "additional contract tests"; spec/storage.md §3.2):
- * contiguous prefix only, namespace isolation, visibility only once every slot is sealed, dedup of resident blocks.
+ * Prefix hit semantics over real gRPC: contiguous prefix only, namespace isolation, visibility only once every slot is
+ * sealed, dedup of resident blocks.
  */
 @Timeout(120)
 class PrefixSemanticsTest extends ConformanceSupport {

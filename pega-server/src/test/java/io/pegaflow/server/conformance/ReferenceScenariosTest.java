@@ -21,7 +21,10 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** The reference's mock-vLLM end-to-end scenarios (spec/engine-api.md §11, 1-8) over real gRPC. */
+/**
+ * The reference's mock-vLLM end-to-end scenarios ({@code pegaflow-server/tests} of novitalabs/pegaflow v0.22.4) over
+ * real gRPC.
+ */
 @Timeout(120)
 class ReferenceScenariosTest extends ServerTestBase {
     private static final Duration WAIT = Duration.ofSeconds(10);

@@ -23,8 +23,8 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * RegisterContextBatch over real gRPC (spec/engine-api.md §3.1, §5.1): every validation error with its exact code and
- * text, and no instance or server-side mapping left behind by a rejected request.
+ * RegisterContextBatch over real gRPC: every validation error with its exact code and text, and no instance or
+ * server-side mapping left behind by a rejected request.
  */
 @Timeout(120)
 class RegisterValidationTest extends ConformanceSupport {

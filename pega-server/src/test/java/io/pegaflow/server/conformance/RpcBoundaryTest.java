@@ -23,8 +23,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The remaining RPC-boundary rules (spec/engine-api.md §1, §5.3–§5.9): Release and Query validation, Session,
- * Unregister, Health and the P2P RPCs that are stubs without a transfer engine.
+ * The remaining RPC-boundary rules: Release and Query validation, Session, Unregister, Health and the P2P RPCs that are
+ * stubs without a transfer engine.
  */
 @Timeout(120)
 class RpcBoundaryTest extends ConformanceSupport {

@@ -32,8 +32,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Save and Load over real gRPC (spec/engine-api.md §5.2, §5.5): each validation error with its code and text, and
- * for Load the load state the worker sees: untouched (0) for request-shape errors, −1 for everything after the attach.
+ * Save and Load over real gRPC: each validation error with its code and text, and for Load the load state the worker
+ * sees: untouched (0) for request-shape errors, −1 for everything after the attach.
  */
 @Timeout(120)
 class SaveLoadValidationTest extends ConformanceSupport {

@@ -19,10 +19,11 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 
 /**
- * The reference client pings every 30 s, also while its Session stream is idle (spec/engine-api.md §13.5). With
- * grpc-java's default server policy such pings earn GOAWAY {@code too_many_pings}, the Session dies and the instance
- * is torn down. This test pings at the fastest rate grpc-java allows (10 s) against the server's shipped policy, for long
- * enough that the default policy would have killed the stream, and checks the Session is still installed.
+ * The reference client pings every 30 s, also while its Session stream is idle (novitalabs/pegaflow v0.22.4, the
+ * connector's gRPC channel). With grpc-java's default server policy such pings earn GOAWAY {@code too_many_pings}, the
+ * Session dies and the instance is torn down. This test pings at the fastest rate grpc-java allows (10 s) against the
+ * server's shipped policy, for long enough that the default policy would have killed the stream, and checks the Session
+ * is still installed.
  */
 @Tag("slow")
 @Timeout(120)
