@@ -47,7 +47,7 @@ class PushLatencyBenchRun {
         }
     }
 
-    /** The reference's single-GPU baseline TTFT (spec/cluster.md §5.11), spread over 36 layers. */
+    /** The reference's single-GPU baseline TTFT (novitalabs/pegaflow v0.22.4), spread over 36 layers. */
     private static long layerNanos(int tokens) {
         String override = System.getProperty("push.bench.layer-us");
         if (override != null) {

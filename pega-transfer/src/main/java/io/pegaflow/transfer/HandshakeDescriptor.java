@@ -11,8 +11,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * What two nodes exchange once, in the {@code handshake_metadata} bytes of {@code RdmaHandshake}, before one-sided
  * operations can flow: one worker address per connection lane, the registered regions with their packed remote keys,
- * and the numbers both sides must agree on. Our own format (spec/cluster.md §3.4: UCX rkeys are opaque blobs, so the
- * reference's bincode layout cannot carry them).
+ * and the numbers both sides must agree on. Our own format ({@code docs/transfer.md}; UCX rkeys are opaque blobs, so
+ * the reference's bincode layout cannot carry them).
  *
  * <pre>
  *   descriptor (little endian), version 1:

@@ -22,7 +22,7 @@ import java.util.regex.Pattern;
  *     engine's)
  */
 public record TransferConfig(List<String> nics, int qpsPerPeer, String transports, TransferKeys keys) {
-    /** The reference's default: two RC QPs per NIC pair saturate a 400G link for reads (spec/cluster.md §4.1.7). */
+    /** The reference's default: two RC QPs per NIC pair saturate a 400G link for reads. */
     public static final int DEFAULT_QPS_PER_PEER = 2;
 
     public static final int MAX_QPS_PER_PEER = 64;
@@ -30,7 +30,7 @@ public record TransferConfig(List<String> nics, int qpsPerPeer, String transport
     private static final Pattern TRANSPORTS = Pattern.compile("[a-z0-9_^,:]*");
     private static final Pattern COMMA = Pattern.compile(",");
     // shared-memory transports have no peer-failure detection in UCX: an endpoint asking for it cannot be created
-    // (spec/dependencies.md §2), so peer error handling is only requested when a network transport may be used
+    // (UCX 1.13), so peer error handling is only requested when a network transport may be used
     private static final Set<String> SHM_TRANSPORTS =
             Set.of("sm", "shm", "posix", "sysv", "cma", "knem", "xpmem", "self");
 

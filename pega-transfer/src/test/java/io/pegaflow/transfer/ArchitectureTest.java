@@ -15,9 +15,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The transfer module holds the transport and nothing else (design/redesign.md §5.1): of the engine it sees only the
- * memory regions and the agent package, it knows neither blocks nor leases, and the shared lane machinery knows no
- * fabric.
+ * The transfer module holds the transport and nothing else: of the engine it sees only the memory regions and the agent
+ * package, it knows neither blocks nor leases, and the shared lane machinery knows no fabric.
  */
 @Timeout(60)
 class ArchitectureTest {

@@ -23,9 +23,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * The behaviour every {@link TransferEngine} must have, run against each implementation by a subclass (STYLE §12):
- * byte-exact gets and puts, spreading over all lanes, validation before anything is issued, handshake agreement,
- * failure isolation per peer, deadlines, and a close that leaves nothing in flight.
+ * The behaviour every {@link TransferEngine} must have, run against each implementation by a subclass: byte-exact gets
+ * and puts, spreading over all lanes, validation before anything is issued, handshake agreement, failure isolation per
+ * peer, deadlines, and a close that leaves nothing in flight.
  *
  * <p>Nodes are real pinned pools of a few MiB, each with its own engine, in this JVM.
  */

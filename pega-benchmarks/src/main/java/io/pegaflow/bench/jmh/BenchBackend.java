@@ -14,7 +14,7 @@ import io.pegaflow.kernel.plan.RangePlan;
  *   <li>{@code host}: the real host backend, layers in {@code /dev/shm} and native memcpy on the device lanes.
  *   <li>{@code nocopy}: the same mappings and lanes, but the copier returns at once. Everything else (validation,
  *       dedup, pool allocation, copy plan, lane hand-off, sealing, index, leases) runs unchanged, so
- *       {@code host - nocopy} is the copy. This is the stub copy engine spec/storage.md §8.1 asks for.
+ *       {@code host - nocopy} is the copy. This is the stub copy engine the CPU-path benchmark needs.
  * </ul>
  */
 enum BenchBackend {

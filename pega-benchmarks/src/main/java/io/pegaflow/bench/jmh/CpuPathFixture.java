@@ -21,7 +21,7 @@ import java.util.OptionalInt;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * The reference's {@code cpu_path.rs} fixture (spec/storage.md §8.1) on the host backend.
+ * The reference's {@code pegaflow-core/benches/cpu_path.rs} fixture (novitalabs/pegaflow v0.22.4) on the host backend.
  *
  * <ul>
  *   <li>Pool = {@code 4 × registered bytes + 64 MiB}, allocator hint = bytes per block, LRU unless a benchmark's

@@ -13,10 +13,10 @@ import org.openjdk.jmh.annotations.Param;
  * {@code cpu_path/save_flush_unique_metaserver_enqueue/N}: {@link SaveFlushUniqueBenchmark} with a block-index
  * listener installed, measuring what announcing sealed blocks costs the save path.
  *
- * <p>The reference points its MetaServer client at an unreachable address and measures only the enqueue. The
- * equivalent here is a listener that does what the client's {@code onSealed} must do (spec/storage.md §2.6): offer the
- * batch to a bounded queue of 256, dropping and counting when full; a daemon drains the queue as a sender that fails
- * at once would. The real client lives in another module and is not a dependency of the core.
+ * <p>The reference points its MetaServer client at an unreachable address and measures only the enqueue. The equivalent
+ * here is a listener that does what the client's {@code onSealed} must do: offer the batch to a bounded queue of 256,
+ * dropping and counting when full; a daemon drains the queue as a sender that fails at once would. The real client
+ * lives in another module and is not a dependency of the core.
  *
  * <pre>
  * java -jar pega-benchmarks/target/benchmarks.jar SaveFlushMetaserverEnqueueBenchmark -f 1 -wi 3 -i 5

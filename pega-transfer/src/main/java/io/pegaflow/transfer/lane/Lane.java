@@ -33,10 +33,10 @@ import org.slf4j.LoggerFactory;
  * progress the worker, expire deadlines, finish closes. A subclass supplies
  * the fabric-specific pieces; every one of them is called on the lane thread.
  *
- * <p>Endpoint lifecycle per connection (spec/cluster.md §4.3 maps the reference's prepare/complete/abort/invalidate to
- * it): {@code OPENING -> OPEN -> CLOSING -> CLOSED}, with {@code FAILED} shown while a failed endpoint waits for its
- * close. A part (the batch's operations on this lane) ends either by the fabric's completion report, confirmed after
- * the progress step it came in (see {@link #confirmFlushed()}), or, when its endpoint closes, with the connection's
+ * <p>Endpoint lifecycle per connection (the reference's prepare/complete/abort/invalidate map to it):
+ * {@code OPENING -> OPEN -> CLOSING -> CLOSED}, with {@code FAILED} shown while a failed endpoint waits for its close.
+ * A part (the batch's operations on this lane) ends either by the fabric's completion report, confirmed after the
+ * progress step it came in (see {@link #confirmFlushed()}), or, when its endpoint closes, with the connection's
  * failure; never earlier, because until the endpoint is closed the fabric may still write into the part's memory.
  *
  * @param <E> the fabric's endpoint handle

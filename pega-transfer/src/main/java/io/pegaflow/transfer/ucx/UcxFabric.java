@@ -30,8 +30,8 @@ import org.slf4j.LoggerFactory;
  * allocation's own handle, so peers address pool memory directly), and one {@code UcpWorker} per lane.
  *
  * <p>Release order, the one UCX survives (a context closed while memory is still mapped aborts the JVM in
- * {@code rcache.c}, spec/dependencies.md §2): the lanes first close their endpoints, destroy remote keys and close
- * their workers on their own threads; then {@link #release()} unmaps the regions and closes the context.
+ * {@code rcache.c}): the lanes first close their endpoints, destroy remote keys and close their workers on their own
+ * threads; then {@link #release()} unmaps the regions and closes the context.
  */
 final class UcxFabric implements Fabric {
     private static final Logger LOG = LoggerFactory.getLogger(UcxFabric.class);

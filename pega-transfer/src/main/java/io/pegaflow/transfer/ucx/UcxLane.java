@@ -19,11 +19,11 @@ import org.openucx.jucx.ucp.UcpWorker;
 
 /**
  * A lane on one {@code UcpWorker}. Operations are issued as implicit (callback-free) gets and puts and completed by one
- * endpoint flush per part, so a 1024-operation part costs one Java callback, not 1024 (spec/cluster.md §4.3). The
- * flush completes only when every earlier operation on the endpoint has completed, which for a get means its bytes are
- * in local memory; except when the endpoint fails under it: UCX 1.13 then reports a pending flush as a success while it
- * purges the endpoint (the emulated gets of the TCP transport), which is why the lane confirms a success only after the
- * progress step that reported it ({@code Lane.confirmFlushed}).
+ * endpoint flush per part, so a 1024-operation part costs one Java callback, not 1024. The flush completes only when
+ * every earlier operation on the endpoint has completed, which for a get means its bytes are in local memory; except
+ * when the endpoint fails under it: UCX 1.13 then reports a pending flush as a success while it purges the endpoint
+ * (the emulated gets of the TCP transport), which is why the lane confirms a success only after the progress step that
+ * reported it ({@code Lane.confirmFlushed}).
  *
  * <p>An endpoint with this lane's operations outstanding is closed forced ({@code ucp_ep_close_nbx} with FORCE) wherever
  * UCX allows it (endpoints with peer error handling): outstanding operations complete as cancelled, the peer is not

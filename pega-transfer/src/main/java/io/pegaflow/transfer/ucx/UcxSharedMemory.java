@@ -22,12 +22,12 @@ import org.slf4j.LoggerFactory;
  * mappings leave it only the active-message emulation that TCP uses (docs/transfer.md, decision 0019). Over a network
  * the allocated memory is registered with the NICs like any other.
  *
- * <p>Transfer engines borrow the context (the node's transfer engine and its push engine may both, with their own
- * lane counts) and these allocations' memory handles ({@link UcxTransferEngine#open(
- * TransferConfig, UcxSharedMemory, List, io.pegaflow.kernel.agent.NanoClock)}), each until its fabric is released, after
- * its workers closed. The context closes once this object is closed, every allocation was handed back (each
- * {@link Mapping#release()} is a {@code ucp_mem_unmap}) and every borrowing engine has released: closing a context
- * under mapped memory or live workers aborts the process (spec/dependencies.md §2). {@link #close()} before that logs
+ * <p>Transfer engines borrow the context (the node's transfer engine and its push engine may both, with their own lane
+ * counts) and these allocations' memory handles
+ * ({@link UcxTransferEngine#open(TransferConfig, UcxSharedMemory, List, io.pegaflow.kernel.agent.NanoClock)}), each
+ * until its fabric is released, after its workers closed. The context closes once this object is closed, every
+ * allocation was handed back (each {@link Mapping#release()} is a {@code ucp_mem_unmap}) and every borrowing engine has
+ * released: closing a context under mapped memory or live workers aborts the process. {@link #close()} before that logs
  * an error and leaves the context to the last of them, as the pool leaves its regions to its last allocation.
  *
  * <p>Thread-safe.
