@@ -1,8 +1,7 @@
 package io.pegaflow.testkit;
 
 /**
- * How one registered KV layer lies in device memory, as the connector describes it in {@code RegisterContextBatch}
- * (spec/engine-api.md §3.1, §3.3).
+ * How one registered KV layer lies in device memory, as the connector describes it in {@code RegisterContextBatch}.
  *
  * <p>{@code numBlocks} N, {@code bytesPerBlock} B (stride between blocks and size of one segment),
  * {@code kvStrideBytes} K (K-to-V distance, 0 when G = 1), {@code segments} G (1 or 2) and {@code tensorBytes} S (the
@@ -10,9 +9,9 @@ package io.pegaflow.testkit;
  * as the reference worker's {@code _infer_kv_cache_registration}; the canonical constructor accepts any non-negative
  * values so negative tests can describe layouts the server must reject.
  *
- * <p>Copy model (§3.4): a layout {@linkplain #isSplit() is split} when {@code G == 2 && K > B}; then each block owns
- * two ranges of B bytes (K plane at {@code b·B}, V plane at {@code b·B + K}). Otherwise it owns one contiguous range
- * of {@code G·B} bytes at {@code b·B}. Only those bytes move; everything else in the tensor is untouched.
+ * <p>Copy model: a layout {@linkplain #isSplit() is split} when {@code G == 2 && K > B}; then each block owns two
+ * ranges of B bytes (K plane at {@code b·B}, V plane at {@code b·B + K}). Otherwise it owns one contiguous range of
+ * {@code G·B} bytes at {@code b·B}. Only those bytes move; everything else in the tensor is untouched.
  *
  * <p>Immutable value; thread-safe.
  */

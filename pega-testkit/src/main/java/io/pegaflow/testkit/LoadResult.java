@@ -7,7 +7,7 @@ import io.grpc.Status;
  *
  * <p>When the RPC succeeded, {@code shmState} is the terminal state the server signalled ({@link LoadStateShm#SUCCESS}
  * or negative). When it failed, {@code shmState} is read right after the error arrived: the reference sets −1 before
- * returning errors that follow the shm attach, and leaves 0 for early validation errors (spec/engine-api.md §5.5).
+ * returning errors that follow the shm attach, and leaves 0 for early validation errors.
  *
  * <p>Immutable value; thread-safe.
  *

@@ -7,8 +7,9 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * The 32-byte completion object a worker creates for each Load, byte for byte as the reference worker's
- * {@code LoadState::new} (spec/engine-api.md §7): {@code shm_open("pega_load_<32 lowercase hex>", O_CREAT | O_EXCL |
- * O_RDWR, 0600)}, {@code ftruncate(32)}, {@code mmap} shared.
+ * {@code LoadState::new} (novitalabs/pegaflow v0.22.4):
+ * {@code shm_open("pega_load_<32 lowercase hex>", O_CREAT | O_EXCL | O_RDWR, 0600)}, {@code ftruncate(32)},
+ * {@code mmap} shared.
  *
  * <p>Layout, little-endian: u64 {@link #STATE_STRUCT_OFFSET} (= 8) at 0, u32 {@link #MAGIC} at 8, u32
  * {@link #VERSION} at 12, i64 state at 16 ({@link #PENDING} 0, {@link #SUCCESS} 1, any value below 0 is a failure),

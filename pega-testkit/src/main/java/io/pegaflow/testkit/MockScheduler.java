@@ -24,9 +24,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * Plays the scheduler role of the reference vLLM connector (spec/engine-api.md §8.3) against a real server: one
- * {@code Session} per instance, {@code QueryPrefetch} and {@code Release}, on its own channel (the reference uses
- * separate clients for scheduler and workers).
+ * Plays the scheduler role of the reference vLLM connector ({@code python/pegaflow/connector/scheduler.py} of
+ * novitalabs/pegaflow v0.22.4) against a real server: one {@code Session} per instance, {@code QueryPrefetch} and
+ * {@code Release}, on its own channel (the reference uses separate clients for scheduler and workers).
  *
  * <p>Because sealing after a Save is asynchronous, {@link #awaitSealed} polls until every hash hits, releasing each
  * lease it receives, so waiting leaves no lease behind.

@@ -31,8 +31,9 @@ import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Plays the worker role of the reference vLLM connector (spec/engine-api.md §8.4) against a real server over gRPC,
- * with host-backend "device memory" ({@link ShmDeviceMemory}) in place of CUDA tensors.
+ * Plays the worker role of the reference vLLM connector ({@code python/pegaflow/connector/worker.py} of
+ * novitalabs/pegaflow v0.22.4) against a real server over gRPC, with host-backend "device memory"
+ * ({@link ShmDeviceMemory}) in place of CUDA tensors.
  *
  * <p>It sends what the reference worker sends: one {@code RegisterContextBatch} with every layer, {@code Save} with
  * the same block ids and hashes for every layer, {@code Load} with a fresh {@link LoadStateShm} and all registered

@@ -5,8 +5,8 @@ import java.util.List;
 import java.util.stream.IntStream;
 
 /**
- * Constants and presets of the reference's mock vLLM end-to-end harness ({@code pegaflow-server/tests/common/mod.rs},
- * spec/engine-api.md §11), so conformance tests read like the scenarios they port.
+ * Constants and presets of the reference's mock vLLM end-to-end harness ({@code pegaflow-server/tests/common/mod.rs} of
+ * novitalabs/pegaflow v0.22.4), so conformance tests read like the scenarios they port.
  *
  * <p>Stateless; thread-safe.
  */

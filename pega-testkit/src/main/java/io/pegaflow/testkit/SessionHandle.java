@@ -17,9 +17,9 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * One open {@code Session} stream, as the reference scheduler holds it (spec/engine-api.md §5.7, §8.3): request sent
- * and half-closed, responses never read by the connector. {@link #close()} cancels the stream, which is how a test
- * plays "the scheduler went away"; the server then cleans the instance up.
+ * One open {@code Session} stream, as the reference scheduler holds it: request sent and half-closed, responses never
+ * read by the connector. {@link #close()} cancels the stream, which is how a test plays "the scheduler went away"; the
+ * server then cleans the instance up.
  *
  * <p>The server may process the request after a quick cancel, or not at all; tests that need the session installed
  * before they cancel should {@link #awaitHeaders(Duration) wait for response headers} (tonic sends them as soon as the

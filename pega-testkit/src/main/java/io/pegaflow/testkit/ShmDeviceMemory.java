@@ -6,7 +6,7 @@ import java.util.UUID;
 
 /**
  * The "device memory" of a mock vLLM worker on the host backend: a POSIX shared-memory object
- * {@code /dev/shm/pega_dev_<32 hex>} that the server maps by name (ARCHITECTURE.md §4).
+ * {@code /dev/shm/pega_dev_<32 hex>} that the server maps by name.
  *
  * <p>{@link #descriptor(long, long)} produces the host backend's {@code wrapper_bytes}, the UTF-8 JSON
  * {@code {"kind":"host-shm","name":"pega_...","offset":N,"size":N}}. The byte accessors copy through the heap; that is

@@ -17,7 +17,7 @@ import java.util.regex.Pattern;
  * the address after close is the caller's bug (the owning classes check {@link #isClosed()} first).
  */
 final class ShmMapping implements AutoCloseable {
-    /** The host backend's name rule (ARCHITECTURE.md §4): no path, no traversal. */
+    /** The host backend's name rule: no path, no traversal. */
     static final Pattern NAME = Pattern.compile("^pega_[A-Za-z0-9._-]{1,200}$");
 
     static final String SHM_DIR = "/dev/shm/";

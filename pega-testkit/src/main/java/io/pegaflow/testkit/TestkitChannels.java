@@ -7,7 +7,7 @@ import io.grpc.netty.NettyChannelBuilder;
 import io.netty.channel.ChannelOption;
 import java.util.concurrent.TimeUnit;
 
-/** Channels configured like the reference connector's tonic client (spec/engine-api.md §1, §8.1, §13.5). */
+/** Channels configured like the reference connector's tonic client (novitalabs/pegaflow v0.22.4). */
 final class TestkitChannels {
     /** Both sides of the reference set 64 MiB. */
     static final int MAX_MESSAGE_BYTES = 64 * 1024 * 1024;

@@ -48,9 +48,9 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * A minimal in-process engine on the host backend, written from spec/engine-api.md §3.4 and §7 independently of the
- * testkit's own layout code, so the mock clients can be tested without the real server. One instance, no slots, no
- * eviction: just enough to move bytes and signal load states.
+ * A minimal in-process engine on the host backend, written from the reference's copy ranges and load state
+ * independently of the testkit's own layout code, so the mock clients can be tested without the real server. One
+ * instance, no slots, no eviction: just enough to move bytes and signal load states.
  */
 final class FakeEngine extends EngineGrpc.EngineImplBase implements AutoCloseable {
     private static final Pattern DESCRIPTOR = Pattern.compile(
@@ -214,7 +214,7 @@ final class FakeEngine extends EngineGrpc.EngineImplBase implements AutoCloseabl
         }
     }
 
-    /** One registered layer; copy ranges straight from spec/engine-api.md §3.4. */
+    /** One registered layer; copy ranges straight from the reference's layout rules. */
     private record Layer(MappedByteBuffer map, long b, long k, int g) {
         boolean split() {
             return g == 2 && k > b;

@@ -11,7 +11,7 @@ class KvLayoutTest {
 
     @Test
     void shouldMatchTheKvFirstWorkedExample() {
-        // (2, 6, 64, 4, 8) fp16, spec/engine-api.md §3.3
+        // (2, 6, 64, 4, 8) fp16
         KvLayout layout = KvLayout.kvFirst(6, 64, 4, 8, 2);
 
         assertThat(layout.numBlocks()).isEqualTo(6);
