@@ -25,7 +25,10 @@ from pegaflow.ipc_wrapper import CudaIPCWrapper  # noqa: E402
 
 
 def registration(t, mla_block_size=None):
-    """(N, B, K, G) exactly as the reference worker computes them (spec/engine-api.md 3.3)."""
+    """(N, B, K, G) exactly as the reference worker computes them.
+
+    The worker is python/pegaflow/connector/worker.py of novitalabs/pegaflow v0.22.4.
+    """
     shape, stride, elem = tuple(t.shape), tuple(t.stride()), t.element_size()
     if mla_block_size is not None:
         r = mla_block_size // shape[1]

@@ -1,6 +1,6 @@
 """What the reference vLLM connector does on the wire, in plain Python: the gRPC calls of its worker and scheduler
-roles (spec/engine-api.md sections 1, 5, 8), the 32-byte load_state_shm (section 7), and the KV-cache layouts with
-their (N, B, K, G) registration (section 3.3).
+roles (novitalabs/pegaflow v0.22.4, python/pegaflow/connector/), the 32-byte load_state_shm, and the KV-cache
+layouts with their (N, B, K, G) registration.
 
 Two kinds of "device memory" share one code path:
   cuda  torch CUDA tensors, registered by pickling pegaflow.ipc_wrapper.CudaIPCWrapper exactly as the connector does
@@ -241,7 +241,7 @@ class Layer:
         self.wrapper = mem.wrapper()
 
     def segments(self, block):
-        """Byte ranges of one block in the storage (spec/engine-api.md 3.4)."""
+        """Byte ranges of one block in the storage."""
         return [(block * self.b + s * self.k, self.b) for s in range(self.g)]
 
     def block_bytes(self, block):
@@ -267,7 +267,7 @@ def contiguous_stride(shape):
     return tuple(reversed(stride))
 
 
-# The connector's layouts (spec/engine-api.md 3.3); NB = blocks per tensor.
+# The connector's layouts (novitalabs/pegaflow v0.22.4); NB = blocks per tensor.
 def layout_shape(layout, nb, layers_in_tensor=4):
     if layout == "kv_first":  # FlashAttention (2, nb, bs, h, d)
         return (2, nb, 16, 8, 128), "bfloat16", None

@@ -1,7 +1,8 @@
 """Test-side CudaIPCWrapper that pickles like the reference connector's (pegaflow v0.22.4).
 
 The server never imports this module: it decodes the pickle with a restricted unpickler that only reads the
-instance dict. What matters is the pickled shape, which spec/engine-api.md section 3.2 records:
+instance dict. What matters is the pickled shape, which python/pegaflow/ipc_wrapper.py of novitalabs/pegaflow v0.22.4
+produces:
 
     global pegaflow.ipc_wrapper.CudaIPCWrapper, created with no arguments (NEWOBJ), then its __dict__ with the keys
     handle, dtype, shape, stride, storage_offset, device_uuid  (in that insertion order)
