@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# P/D layer push on one GPU (issue 16, docs/pd-push.md "On an H200"): two pega-server processes with pega.pd.enabled
+# P/D layer push on one GPU (docs/pd-push.md "On an H200"): two pega-server processes with pega.pd.enabled
 # and the cuda backend (a prefill server and a decode server, UCX between them over TCP or shared memory on this
 # host), and gpu-tests/pd_push.py's two torch worker processes on the same GPU: the prefill worker runs a synthetic
 # forward pass (one matmul per layer of a Qwen3-8B layer's weight FLOPs) and marks each layer ready through the Python

@@ -1,4 +1,4 @@
-"""Restarting pega-server under a live worker (issue 13, docs/operations.md "Restarting the server").
+"""Restarting pega-server under a live worker (docs/operations.md "Restarting the server").
 
 This process plays a vLLM worker that behaves like the reference connector: it registers its KV caches once (torch
 CUDA tensors through CUDA IPC, or /dev/shm objects with --kind host), its scheduler opens one Session, it saves blocks

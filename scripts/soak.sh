@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Soak (issue #10, decision 0016 §5): a packaged pega-server under sustained mixed load with its pool under pressure,
+# Soak (decision 0016 §5): a packaged pega-server under sustained mixed load with its pool under pressure,
 # while a second client is SIGKILLed at random and restarted; samples the server's RSS, heap, threads and open file
 # descriptors and fails when a loaded byte was wrong, an error was counted, or the server did not come back to its
 # starting resources. A benchmark, not a CI test.

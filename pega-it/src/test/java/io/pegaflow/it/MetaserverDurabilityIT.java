@@ -27,9 +27,9 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Every lifecycle decision the metaserver acknowledges survives a SIGKILL sent the moment the acknowledgement
- * arrives (decision 0002's promise; issue #10 found H2's default write delay losing them in 20 of 20 rounds), and a
- * database wiped while the metaserver runs is reported, and never brings an epoch back that servers already saw.
+ * Every lifecycle decision the metaserver acknowledges survives a SIGKILL sent the moment the acknowledgement arrives
+ * (decision 0002's promise; H2's default write delay lost them in 20 of 20 rounds, decision 0006), and a database wiped
+ * while the metaserver runs is reported, and never brings an epoch back that servers already saw.
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class MetaserverDurabilityIT {

@@ -39,10 +39,10 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Restarting the shipped server under workers that outlive it (issue 13), with real processes, real shm and real SSD
- * shard files. The workers behave like the reference connector: each registers once, its scheduler opens one Session,
- * and after the server went away neither registers nor opens a Session again; they poll Health and carry on with
- * their old instance id.
+ * Restarting the shipped server under workers that outlive it (decision 0010), with real processes, real shm and real
+ * SSD shard files. The workers behave like the reference connector: each registers once, its scheduler opens one
+ * Session, and after the server went away neither registers nor opens a Session again; they poll Health and carry on
+ * with their old instance id.
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class RestartIT {

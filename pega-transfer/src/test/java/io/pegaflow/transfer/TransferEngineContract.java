@@ -339,9 +339,9 @@ public abstract class TransferEngineContract {
     }
 
     /**
-     * The class of defect behind issue 14's wrong bytes: a fabric may report operations complete while their peer dies
-     * under them (UCX 1.13 completes a pending flush when it purges a failed endpoint's requests, and only then calls
-     * the endpoint's error handler). Whatever the timing, an operation reported complete holds every byte.
+     * The class of defect behind decision 0018's wrong bytes: a fabric may report operations complete while their peer
+     * dies under them (UCX 1.13 completes a pending flush when it purges a failed endpoint's requests, and only then
+     * calls the endpoint's error handler). Whatever the timing, an operation reported complete holds every byte.
      */
     @Test
     void shouldNeverReportAnOperationCompleteWhoseBytesDidNotArriveWhenThePeerDiesMidData() throws Exception {

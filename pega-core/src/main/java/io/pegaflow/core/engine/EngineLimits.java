@@ -3,7 +3,7 @@ package io.pegaflow.core.engine;
 import io.pegaflow.core.error.EngineException;
 
 /**
- * What one client may take from the engine (issue #10, defects 4 and 5). Each bound refuses with RESOURCE_EXHAUSTED
+ * What one client may take from the engine (decision 0011, defects 4 and 5). Each bound refuses with RESOURCE_EXHAUSTED
  * naming its {@code pega.limits.*} key, before anything is mapped, started, evicted or allocated, so a refused request
  * leaves nothing behind.
  *

@@ -219,9 +219,9 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
     }
 
     /**
-     * Re-opens registrations journaled by a previous process (issue 13), before the server takes RPCs. Each instance
-     * is restored whole or not at all: one whose memory is gone (shm unlinked, exporting process exited, IPC handle
-     * invalid, device absent) is dropped with one log line naming it, and its journal entry removed. Restored
+     * Re-opens registrations journaled by a previous process (decision 0010), before the server takes RPCs. Each
+     * instance is restored whole or not at all: one whose memory is gone (shm unlinked, exporting process exited, IPC
+     * handle invalid, device absent) is dropped with one log line naming it, and its journal entry removed. Restored
      * instances are detached until a Session adopts them or a registration replaces them.
      */
     public RestoreReport restore(List<RegisterCommand> journaled) {
@@ -230,7 +230,7 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
     }
 
     /**
-     * The ownership rule of every instance-scoped RPC (issue #10, defect 6): a live instance or Session of
+     * The ownership rule of every instance-scoped RPC (decision 0011, defect 6): a live instance or Session of
      * {@code instanceId} must belong to {@code caller}. An id nobody holds passes (the RPC itself reports it missing).
      *
      * @throws EngineException PERMISSION_DENIED

@@ -2,9 +2,9 @@ package io.pegaflow.core.engine;
 
 /**
  * The registration caps of {@link EngineLimits} that span instances: device contexts, their lane threads and the layer
- * mappings they hold (issue #10, defect 4: ~65k tiny registrations exhausted the kernel's mapping limit and aborted
- * the JVM; every device kept its lane threads). A registration reserves its device and layers before it maps
- * anything and gives them back when it fails or when its device context is torn down. Thread-safe.
+ * mappings they hold (decision 0011, defect 4: ~65k tiny registrations exhausted the kernel's mapping limit and aborted
+ * the JVM; every device kept its lane threads). A registration reserves its device and layers before it maps anything
+ * and gives them back when it fails or when its device context is torn down. Thread-safe.
  */
 final class RegistrationBudget {
     private final EngineLimits limits;

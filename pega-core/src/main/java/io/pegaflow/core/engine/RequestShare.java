@@ -3,10 +3,11 @@ package io.pegaflow.core.engine;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 
 /**
- * How much of the pinned pool one request may need (issue #10, defect 5): at most {@code pega.limits.request-pool-share}
- * of the pool in all, and no single allocation larger than a shard can ever hold. Checked on the request's real sizes
- * before anything is allocated, so a Save or a push whose staging cannot fit fails without evicting a single block of
- * any tenant (the reclaimer would otherwise empty the index for a request that fails anyway).
+ * How much of the pinned pool one request may need (decision 0011, defect 5): at most
+ * {@code pega.limits.request-pool-share} of the pool in all, and no single allocation larger than a shard can ever
+ * hold. Checked on the request's real sizes before anything is allocated, so a Save or a push whose staging cannot fit
+ * fails without evicting a single block of any tenant (the reclaimer would otherwise empty the index for a request that
+ * fails anyway).
  */
 final class RequestShare {
     private final double share;

@@ -7,7 +7,7 @@ import java.util.Map;
 /**
  * The scheduler's liveness Sessions: one entry per instance, replaced by a newer Session of the same principal; only
  * the close of the current one tears the instance down. A Session of another principal for a live entry is refused
- * (issue #10, defect 6): otherwise anyone could open one and cancel it to tear the instance down.
+ * (decision 0011, defect 6): otherwise anyone could open one and cancel it to tear the instance down.
  */
 final class SessionTable {
     private record Entry(long token, String namespace, long tpSize, long worldSize, Principal principal) {}

@@ -24,7 +24,7 @@ public final class EngineException extends RuntimeException {
         DEADLINE_EXCEEDED,
         /** RESOURCE_EXHAUSTED (ours): a bounded engine queue (sealing, a device lane) is full. */
         RESOURCE_EXHAUSTED,
-        /** PERMISSION_DENIED (ours): the caller is not the principal that owns the instance id (issue #10). */
+        /** PERMISSION_DENIED (ours): the caller is not the principal that owns the instance id (decision 0011). */
         PERMISSION_DENIED
     }
 

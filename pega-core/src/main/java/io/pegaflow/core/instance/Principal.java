@@ -4,8 +4,8 @@ import io.pegaflow.core.device.ProcessUid;
 import java.util.OptionalInt;
 
 /**
- * Who a caller is, for owning an instance id (issue #10, defect 6): the operating-system user of the calling process
- * when the transport can tell (a local TCP peer, an in-process call), otherwise the peer's host address.
+ * Who a caller is, for owning an instance id (decision 0011, defect 6): the operating-system user of the calling
+ * process when the transport can tell (a local TCP peer, an in-process call), otherwise the peer's host address.
  *
  * <p>The uid is the unit because Linux already makes it one: two processes of one user can read each other's memory
  * ({@code ptrace}, {@code /proc/<pid>/mem}), so binding an instance to anything finer would protect nothing. Two

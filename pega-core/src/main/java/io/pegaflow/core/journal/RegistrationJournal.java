@@ -28,8 +28,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The registration journal: every accepted RegisterContextBatch and every ended instance, appended and fsync'd before
- * the RPC answers, so that a restarted server can re-open the registrations of workers that outlived it (issue 13,
- * docs/decisions/0010-restart.md). The format is {@link JournalFormat}.
+ * the RPC answers, so that a restarted server can re-open the registrations of workers that outlived it
+ * (docs/decisions/0010-restart.md). The format is {@link JournalFormat}.
  *
  * <p>Opening reads what a previous process left: a torn or corrupt tail is dropped with a warning, a file that is no
  * journal (or a link, or another user's) is set aside as {@value #SET_ASIDE_NAME} with a warning, and a journal of a

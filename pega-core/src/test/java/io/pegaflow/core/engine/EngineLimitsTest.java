@@ -25,8 +25,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Every {@code pega.limits.*} cap (issue #10, defects 4 and 5) on a real engine over real shared memory: the call past
- * it is RESOURCE_EXHAUSTED naming the key, nothing it would have taken is left behind (no mapping, device, lane
+ * Every {@code pega.limits.*} cap (decision 0011, defects 4 and 5) on a real engine over real shared memory: the call
+ * past it is RESOURCE_EXHAUSTED naming the key, nothing it would have taken is left behind (no mapping, device, lane
  * thread, lease, prefetch or pool allocation), what other clients hold is untouched, and the cap frees up with
  * teardown. {@link EngineHarness#close()} checks that nothing is outstanding at the end.
  */

@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Restarting the engine on its registration journal (issue 13) with real shm "device memory" that outlives each
+ * Restarting the engine on its registration journal (decision 0010) with real shm "device memory" that outlives each
  * engine, as a vLLM worker outlives a server: the restored instance serves its old id byte-exact, is detached until a
  * Session adopts it or a registration replaces it, ends on Unregister or after the idle timeout on the engine's clock,
  * and every mapping is released exactly once.

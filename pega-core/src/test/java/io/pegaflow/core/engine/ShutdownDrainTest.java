@@ -13,9 +13,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Issue #10, graceful drain: a shutdown that comes right after Loads were accepted lets them finish and signals every
- * one of their load states before the engine lets go of the pool and the mappings. No worker is left polling a state
- * that never turns terminal, and what it was told succeeded really is in its memory.
+ * Decision 0011, graceful drain: a shutdown that comes right after Loads were accepted lets them finish and signals
+ * every one of their load states before the engine lets go of the pool and the mappings. No worker is left polling a
+ * state that never turns terminal, and what it was told succeeded really is in its memory.
  */
 @Timeout(60)
 class ShutdownDrainTest {

@@ -16,8 +16,8 @@ import org.jspecify.annotations.Nullable;
  * an admin API adds): a caller is admitted when it presents {@code Bearer <token>} and a token is configured, or when
  * its <em>socket peer</em> is on this host <em>and</em> it came through a listener bound to loopback only (or through
  * an in-process or Unix-domain transport). A listener bound to any other address (0.0.0.0 by default for HTTP) admits
- * no one without the token, local peers included (issue #10): a pod that shares the node, a sidecar or a reverse proxy
- * on the host all look local. Without a token such a listener refuses every mutation, and the refusal says how to
+ * no one without the token, local peers included (decision 0011): a pod that shares the node, a sidecar or a reverse
+ * proxy on the host all look local. Without a token such a listener refuses every mutation, and the refusal says how to
  * enable them. The reference admitted anyone.
  *
  * <p>The peer is the address of the connection itself, never a value from {@code X-Forwarded-For} or

@@ -11,12 +11,12 @@ import org.apache.coyote.ActionCode;
 import org.springframework.beans.factory.ObjectProvider;
 
 /**
- * Authorises a request <em>before anything reads its body</em> (issue #10, defect 7). A request that would change
+ * Authorises a request <em>before anything reads its body</em> (decision 0011, defect 7). A request that would change
  * something (any method but GET, HEAD, OPTIONS) or that carries a body, from a caller the app's {@link AdminAccess}
- * does not admit, is answered 403 at once: the body is never read, Tomcat is told not to swallow it, and the
- * connection is closed. Without this, ~200 remote POSTs trickling a form body one byte every 5 s held every Tomcat
- * worker (Spring parsed the form for {@code @RequestParam} before the controller checked the token) and starved
- * {@code /health}, {@code /metrics} and the liveness probe.
+ * does not admit, is answered 403 at once: the body is never read, Tomcat is told not to swallow it, and the connection
+ * is closed. Without this, ~200 remote POSTs trickling a form body one byte every 5 s held every Tomcat worker (Spring
+ * parsed the form for {@code @RequestParam} before the controller checked the token) and starved {@code /health},
+ * {@code /metrics} and the liveness probe.
  *
  * <p>Reads without a body pass untouched, whoever sends them. An app without an {@link AdminAccess} bean (it has no
  * mutating HTTP operation) has nothing to gate. Runs after {@link SocketPeerValve}, whose peer it judges.

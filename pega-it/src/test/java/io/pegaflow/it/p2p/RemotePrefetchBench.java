@@ -33,12 +33,12 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The end-to-end figure of issue 14: a remote prefix of 1024 blocks of 64 KiB (64 MiB) fetched by node b from node a,
- * timed from the first {@code QueryPrefetch} to {@code Ready}, against the raw engine's time for the same bytes
- * ({@code TransferThroughput} between two JVMs at the same two sites, 1024 gets of 64 KiB in flight, the same
- * transport and lanes). Across the veth pair where namespaces are allowed, over loopback otherwise. Not a CI test
- * (its name does not end in IT): {@code scripts/bench-remote-prefetch.sh} runs it and prints the table of
- * docs/transfer.md. The first round also loads the blocks into b's worker and checks them byte for byte.
+ * The end-to-end figure of docs/transfer.md: a remote prefix of 1024 blocks of 64 KiB (64 MiB) fetched by node b from
+ * node a, timed from the first {@code QueryPrefetch} to {@code Ready}, against the raw engine's time for the same bytes
+ * ({@code TransferThroughput} between two JVMs at the same two sites, 1024 gets of 64 KiB in flight, the same transport
+ * and lanes). Across the veth pair where namespaces are allowed, over loopback otherwise. Not a CI test (its name does
+ * not end in IT): {@code scripts/bench-remote-prefetch.sh} runs it and prints the table of docs/transfer.md. The first
+ * round also loads the blocks into b's worker and checks them byte for byte.
  */
 @Timeout(value = 900, unit = TimeUnit.SECONDS)
 class RemotePrefetchBench {

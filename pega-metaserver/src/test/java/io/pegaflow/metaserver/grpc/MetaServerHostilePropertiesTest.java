@@ -40,12 +40,12 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Property-based hostile input over real gRPC to the metaserver (issue #10, decision 0016 §2): arbitrary values in
- * every field of HeartbeatNode, UnregisterNode, InsertBlockHashes, RemoveBlockHashes and QueryPrefixBlocks —
- * empty, long and control-character strings, node addresses of every shape (the victim's among them), node_ids in and
- * out of the UUID forms, hash lists that are empty, too long, with empty, oversized and duplicate entries. Each call
- * ends with a code its RPC documents and a short message; the metaserver stays up, and a victim node that is live the
- * whole time keeps its session and its four blocks, whatever an attacker that does not know its node_id sends.
+ * Property-based hostile input over real gRPC to the metaserver (decision 0016 §2): arbitrary values in every field of
+ * HeartbeatNode, UnregisterNode, InsertBlockHashes, RemoveBlockHashes and QueryPrefixBlocks — empty, long and
+ * control-character strings, node addresses of every shape (the victim's among them), node_ids in and out of the UUID
+ * forms, hash lists that are empty, too long, with empty, oversized and duplicate entries. Each call ends with a code
+ * its RPC documents and a short message; the metaserver stays up, and a victim node that is live the whole time keeps
+ * its session and its four blocks, whatever an attacker that does not know its node_id sends.
  *
  * <p>The cases come from Instancio (decision 0020): each property is a parameterized test over {@link #TRIES} (or
  * {@link #SESSION_TRIES}) cases that one seeded Instancio stream draws. The seed is random per run unless

@@ -9,8 +9,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.validation.annotation.Validated;
 
 /**
- * What one client may take from the server ({@code pega.limits.*}, issue #10 defects 4 and 5); each bound refuses with
- * RESOURCE_EXHAUSTED naming its key before anything is mapped, started, evicted or allocated. See
+ * What one client may take from the server ({@code pega.limits.*}, decision 0011, defects 4 and 5); each bound refuses
+ * with RESOURCE_EXHAUSTED naming its key before anything is mapped, started, evicted or allocated. See
  * {@link EngineLimits} and docs/configuration.md.
  *
  * @param requestPoolShare the largest fraction of the pinned pool one Save may need

@@ -9,7 +9,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.validation.annotation.Validated;
 
 /**
- * What survives a restart of the server ({@code pega.state.*}, issue 13, docs/operations.md "Restarting the server").
+ * What survives a restart of the server ({@code pega.state.*}, docs/operations.md "Restarting the server").
  *
  * @param dir directory of the registration journal; empty (the default) journals nothing and restores nothing, so a
  *     restarted server knows no instance until its workers register again, which the reference connector never does

@@ -63,7 +63,7 @@ import org.springframework.stereotype.Service;
  * texts.
  *
  * <p>Every instance-scoped call is bound to the {@link CallerIdentity} of the connection that registered the instance
- * (or opened its Session): another principal gets PERMISSION_DENIED before anything happens (issue #10, defect 6).
+ * (or opened its Session): another principal gets PERMISSION_DENIED before anything happens (decision 0011, defect 6).
  * Shutdown asks the one {@link AdminAccess} rule. Release and the transfer RPCs take a lease or lock handle that only
  * its holder was given. The transfer RPCs go to {@link TransferRpcs} when {@code pega.rdma.enabled=true}, and are
  * FAILED_PRECONDITION otherwise.

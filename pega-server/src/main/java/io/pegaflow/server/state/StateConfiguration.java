@@ -13,7 +13,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.DependsOn;
 
 /**
- * Restart without the workers (issue 13): the registration journal in {@code pega.state.dir}, which the engine
+ * Restart without the workers (decision 0010): the registration journal in {@code pega.state.dir}, which the engine
  * configuration hands to the engine, and the restore that re-opens what it holds before the gRPC port opens.
  *
  * <p>Ownership: the journal bean is closed by Spring after the engine, which depends on it and appends to it until

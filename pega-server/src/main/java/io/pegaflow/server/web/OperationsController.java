@@ -158,7 +158,7 @@ class OperationsController {
 
     /**
      * A parameter from the query string alone. {@code getParameter} would read a form body too, which is what let slow
-     * bodies hold workers (issue #10, defect 7); the endpoints take no body. Null when the parameter is absent.
+     * bodies hold workers (decision 0011, defect 7); the endpoints take no body. Null when the parameter is absent.
      */
     static @Nullable String queryParameter(HttpServletRequest request, String name) {
         String query = request.getQueryString();

@@ -27,9 +27,10 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A gRPC client in a process of another user (started by {@link ForeignProcess} as uid {@value ForeignProcess#UID}):
- * the hostile tenant of issue #10, defect 6. Its arguments are {@code host port method:base64-request...}; it sends
- * each request (Engine RPCs, and PdPush ones named {@code pd-*}) with a 10 s deadline and prints {@code RESULT <method> <CODE> <description>}, or {@code RESULT session OPEN} for a
- * Session the server accepted, which it holds until its standard input ends. Then it prints {@code DONE}.
+ * the hostile tenant of decision 0011, defect 6. Its arguments are {@code host port method:base64-request...}; it sends
+ * each request (Engine RPCs, and PdPush ones named {@code pd-*}) with a 10 s deadline and prints
+ * {@code RESULT <method> <CODE> <description>}, or {@code RESULT session OPEN} for a Session the server accepted, which
+ * it holds until its standard input ends. Then it prints {@code DONE}.
  */
 public final class ForeignCaller {
     private ForeignCaller() {}

@@ -36,7 +36,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Property-based hostile input over real gRPC (issue #10): arbitrary values in every field of RegisterContextBatch,
+ * Property-based hostile input over real gRPC (decision 0011): arbitrary values in every field of RegisterContextBatch,
  * Save, Load, QueryPrefetch, Release and UnregisterContext — negative, zero, huge and overflowing numbers, empty, long
  * and control-character strings, random bytes for descriptors, hashes and leases, mismatched list lengths. Each call
  * ends with one of the codes its RPC documents (an INTERNAL only as a {@code storage error:} text), the server stays

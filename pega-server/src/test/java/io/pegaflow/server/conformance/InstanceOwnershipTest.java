@@ -20,8 +20,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Issue #10, defect 6: an instance id belongs to the principal (the OS user of the calling process) that registered it
- * or holds its Session. Another user's UnregisterContext, Session, RegisterContextBatch, Save, Load or QueryPrefetch
+ * Decision 0011, defect 6: an instance id belongs to the principal (the OS user of the calling process) that registered
+ * it or holds its Session. Another user's UnregisterContext, Session, RegisterContextBatch, Save, Load or QueryPrefetch
  * for it is PERMISSION_DENIED and changes nothing, over real gRPC from a real process of another uid
  * ({@link ForeignProcess}); the owner's bytes stay exact and its own calls keep working.
  */

@@ -21,11 +21,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Nothing accumulates per instance (decision 0016 §2, issue #10 defect 4): instance after instance, each on its own
- * connections and devices, opens a Session, registers, saves, loads byte for byte, is refused in the ways a clumsy
+ * Nothing accumulates per instance (decision 0016 §2; decision 0011, defect 4): instance after instance, each on its
+ * own connections and devices, opens a Session, registers, saves, loads byte for byte, is refused in the ways a clumsy
  * client gets refused, and goes away — by Unregister or by its Session closing. Afterwards the process (server and
- * clients, one JVM) holds no more file descriptors, threads or {@code /dev/shm} objects than after the warm-up, and
- * the engine no mapping, lease or pool allocation.
+ * clients, one JVM) holds no more file descriptors, threads or {@code /dev/shm} objects than after the warm-up, and the
+ * engine no mapping, lease or pool allocation.
  */
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
 class ResourceLeakTest extends ServerTestBase {

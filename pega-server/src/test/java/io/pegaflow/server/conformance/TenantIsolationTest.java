@@ -16,8 +16,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The server opens a worker's shared memory with its own privileges, so it must only open what the caller itself
- * owns (issue #10, defect 10): a descriptor that names another user's object, or an object another instance has
+ * The server opens a worker's shared memory with its own privileges, so it must only open what the caller itself owns
+ * (decision 0006, defect 10): a descriptor that names another user's object, or an object another instance has
  * registered, is refused before anything is mapped, and the victim's bytes stay exact.
  */
 @Timeout(120)

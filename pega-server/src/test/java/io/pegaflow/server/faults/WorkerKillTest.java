@@ -28,11 +28,11 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.core.env.Environment;
 
 /**
- * A worker process SIGKILLed mid-Save and mid-Load (issue #10 fault suite, decision 0016 §3): the worker runs as its
- * own JVM ({@link FaultWorkerMain}) in a tight Save or Load loop and is killed at a point the test does not choose.
- * Afterwards every batch the server acknowledged loads back byte for byte into another instance, a batch in flight is
- * either all there and exact or absent, health is UP, and once the dead worker's instance is removed the engine holds
- * no mapping, lease or pool allocation of it.
+ * A worker process SIGKILLed mid-Save and mid-Load (decision 0016 §3): the worker runs as its own JVM
+ * ({@link FaultWorkerMain}) in a tight Save or Load loop and is killed at a point the test does not choose. Afterwards
+ * every batch the server acknowledged loads back byte for byte into another instance, a batch in flight is either all
+ * there and exact or absent, health is UP, and once the dead worker's instance is removed the engine holds no mapping,
+ * lease or pool allocation of it.
  */
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
 @SpringBootTest(

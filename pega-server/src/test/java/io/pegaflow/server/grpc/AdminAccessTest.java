@@ -139,7 +139,7 @@ class AdminAccessTest {
     /**
      * Bound to 0.0.0.0 without a token: no listener is loopback-only, so every mutation is refused, from loopback too
      * (a pod sharing the node, a sidecar or a proxy on the host would look local), with the text saying how to enable
-     * them (issue #10).
+     * them (decision 0011).
      */
     @Test
     void shouldRefuseEveryMutationOnANonLoopbackListenerWithoutAToken() throws Exception {
@@ -198,7 +198,7 @@ class AdminAccessTest {
     }
 
     /**
-     * Issue 10, defect 6: with forwarded headers trusted (Spring Boot's default on Kubernetes; here every peer is
+     * Decision 0011, defect 6: with forwarded headers trusted (Spring Boot's default on Kubernetes; here every peer is
      * trusted), Tomcat takes {@code X-Forwarded-For: 127.0.0.1} as the caller's address. The access log proves that
      * Tomcat believed it; the admin rule judges the socket peer and still refuses.
      */

@@ -72,7 +72,9 @@ class ActuatorOperationsTest {
         }
     }
 
-    /** The listener is bound to 0.0.0.0: not loopback-only, so a loopback caller needs the token too (issue #10). */
+    /**
+     * The listener is bound to 0.0.0.0: not loopback-only, so a loopback caller needs the token too (decision 0011).
+     */
     @Test
     void shouldNeedTheTokenFromLoopbackOnANonLoopbackListener() throws Exception {
         HttpResponse<String> denied = send("127.0.0.1", LOGGER, level("TRACE"), null);

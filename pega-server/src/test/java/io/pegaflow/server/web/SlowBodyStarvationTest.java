@@ -31,11 +31,11 @@ import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.test.context.SpringBootTest;
 
 /**
- * Issue #10, defect 7: remote callers that trickle a request body one byte at a time must not hold the HTTP workers.
- * Tomcat runs 8 workers here; three times as many raw sockets from this host's non-loopback address (a remote peer to
- * the admin rule, as in {@code AdminAccessTest}) send form POSTs to the cleanup endpoints, POSTs elsewhere and a GET
- * with a body, each declaring 4000 bytes and sending one per 500 ms. Each is refused 403 before its body is read, and
- * {@code /health}, {@code /metrics} and the liveness probe keep answering while they trickle.
+ * Decision 0011, defect 7: remote callers that trickle a request body one byte at a time must not hold the HTTP
+ * workers. Tomcat runs 8 workers here; three times as many raw sockets from this host's non-loopback address (a remote
+ * peer to the admin rule, as in {@code AdminAccessTest}) send form POSTs to the cleanup endpoints, POSTs elsewhere and
+ * a GET with a body, each declaring 4000 bytes and sending one per 500 ms. Each is refused 403 before its body is read,
+ * and {@code /health}, {@code /metrics} and the liveness probe keep answering while they trickle.
  */
 @SpringBootTest(
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
