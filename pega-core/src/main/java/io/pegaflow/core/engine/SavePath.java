@@ -166,6 +166,8 @@ final class SavePath {
                     throw e;
                 }
             }
+            // The rest of the plan was built while the first chunk copied: it is part of `copy`, not of `seal`.
+            long queued = clock.nanoTime();
             // The slots' bookkeeping does not depend on the bytes: it is built while the lane copies, and handed to
             // the sealer only once the copy completed.
             List<SealBatch> batches;
@@ -204,7 +206,7 @@ final class SavePath {
             }
             metrics.add(EngineCounter.SAVE_BYTES, bytes);
             long sealed = clock.nanoTime();
-            phases.of(SavePhase.SEAL).recordNanos((built - planned) + (sealed - copiedAt));
+            phases.of(SavePhase.SEAL).recordNanos((built - queued) + (sealed - copiedAt));
             metrics.saveDuration().recordNanos(sealed - started);
         } finally {
             // Slots hold their own references now; the save's initial ones go.
