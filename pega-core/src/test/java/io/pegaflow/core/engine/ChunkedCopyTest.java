@@ -1,27 +1,17 @@
 package io.pegaflow.core.engine;
 
 import static io.pegaflow.core.engine.EngineHarness.MIB;
-import static io.pegaflow.core.engine.EngineHarness.content;
 import static io.pegaflow.core.engine.EngineHarness.hashes;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import io.pegaflow.core.cache.AdmissionPolicy;
-import io.pegaflow.core.device.Caller;
-import io.pegaflow.core.device.DeviceBackend;
-import io.pegaflow.core.device.DeviceCopier;
-import io.pegaflow.core.device.LayerMemory;
-import io.pegaflow.core.device.ProcessUid;
-import io.pegaflow.core.device.host.HostDeviceBackend;
 import io.pegaflow.core.error.EngineException;
-import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
 import io.pegaflow.kernel.plan.RangePlan;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.OptionalInt;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -42,12 +32,14 @@ class ChunkedCopyTest {
     private static final int LAYERS = 8;
     private static final int BLOCKS = 512;
     private static final int BLOCK_BYTES = 256;
-    private static final long LAYER_BYTES = (long) BLOCKS * BLOCK_BYTES;
     /** Every other block: no two ranges merge, so a Save of all of them plans 256 ranges per layer. */
     private static final int[] IDS = everyOther(BLOCKS);
 
-    private final FaultingBackend backend = new FaultingBackend();
-    private final List<TestShm> memories = new ArrayList<>();
+    private final List<RangePlan> saved = new CopyOnWriteArrayList<>();
+    private final List<RangePlan> loaded = new CopyOnWriteArrayList<>();
+    private final AtomicInteger failSaveCopy = new AtomicInteger(-1); // counts down; the copy that sees 0 fails
+    private final AtomicInteger failLoadCopy = new AtomicInteger(-1);
+    private EngineHarness harness;
     private PegaEngine engine;
 
     private static int[] everyOther(int blocks) {
@@ -58,191 +50,85 @@ class ChunkedCopyTest {
         return out;
     }
 
-    /** The host backend, recording every plan and failing the n-th copy of a direction when told to. */
-    private static final class FaultingBackend implements DeviceBackend {
-        final HostDeviceBackend host = new HostDeviceBackend();
-        final List<RangePlan> saved = new CopyOnWriteArrayList<>();
-        final List<RangePlan> loaded = new CopyOnWriteArrayList<>();
-        final AtomicInteger failSaveCopy = new AtomicInteger(-1); // counts down; the copy that sees 0 fails
-        final AtomicInteger failLoadCopy = new AtomicInteger(-1);
-
-        @Override
-        public String name() {
-            return host.name();
-        }
-
-        @Override
-        public LayerMemory openLayer(Caller caller, int deviceId, byte[] wrapperBytes) {
-            return host.openLayer(caller, deviceId, wrapperBytes);
-        }
-
-        @Override
-        public DeviceCopier openCopier(int deviceId) {
-            DeviceCopier c = host.openCopier(deviceId);
-            return new DeviceCopier() {
-                @Override
-                public void copyToHost(RangePlan plan) {
-                    saved.add(plan);
-                    if (failSaveCopy.getAndDecrement() == 0) {
-                        throw EngineException.storage("injected save copy failure");
-                    }
-                    c.copyToHost(plan);
-                }
-
-                @Override
-                public void copyToDevice(RangePlan plan) {
-                    loaded.add(plan);
-                    if (failLoadCopy.getAndDecrement() == 0) {
-                        throw EngineException.storage("injected load copy failure");
-                    }
-                    c.copyToDevice(plan);
-                }
-
-                @Override
-                public void close() {
-                    c.close();
-                }
-            };
-        }
-
-        @Override
-        public void close() {
-            host.close();
+    /** Records every plan the lane copies and fails the one the test counted down to. */
+    private void beforeCopy(RangePlan plan, boolean toHost) {
+        (toHost ? saved : loaded).add(plan);
+        if ((toHost ? failSaveCopy : failLoadCopy).getAndDecrement() == 0) {
+            throw EngineException.storage("injected " + (toHost ? "save" : "load") + " copy failure");
         }
     }
 
     private void launch(long poolBytes) {
-        EngineConfig config = EngineConfig.defaults(PoolConfig.of(poolBytes));
-        engine = PegaEngine.launch(new EngineContext()
-                .config(config)
-                .pool(PinnedMemoryPool.create(config.pool()))
-                .backend(backend)
-                .admission(AdmissionPolicy.ALWAYS));
+        harness = new EngineHarness(EngineConfig.defaults(PoolConfig.of(poolBytes)), this::beforeCopy);
+        engine = harness.engine;
     }
 
-    private static List<String> layerNames() {
-        List<String> out = new ArrayList<>();
-        for (int l = 0; l < LAYERS; l++) {
-            out.add("layer_" + l);
+    /** Registers {@code instanceId} with {@link #LAYERS} layers in one shm object of its own. */
+    private EngineHarness.Worker register(String instanceId) {
+        EngineHarness.Worker worker = harness.worker(instanceId, LAYERS, BLOCKS, BLOCK_BYTES);
+        worker.register();
+        return worker;
+    }
+
+    /** The content of every saved block of {@code layer} for {@code salt}. */
+    private static long[] contentIds(int salt, int layer) {
+        long[] out = new long[IDS.length];
+        for (int i = 0; i < IDS.length; i++) {
+            out[i] = salt * 1_000_000L + layer * 1_000L + IDS[i];
         }
         return out;
     }
 
-    /** Registers {@code instanceId} with {@link #LAYERS} layers in one shm object of its own. */
-    private TestShm register(String instanceId) {
-        TestShm memory = TestShm.create("pega_chunk_", LAYERS * LAYER_BYTES);
-        memories.add(memory);
-        List<byte[]> descriptors = new ArrayList<>();
-        long[] blocks = new long[LAYERS];
-        long[] bytes = new long[LAYERS];
-        long[] strides = new long[LAYERS];
-        long[] segments = new long[LAYERS];
+    private static void fill(EngineHarness.Worker worker, int salt) {
         for (int l = 0; l < LAYERS; l++) {
-            descriptors.add(memory.descriptor(l * LAYER_BYTES, LAYER_BYTES));
-            blocks[l] = BLOCKS;
-            bytes[l] = BLOCK_BYTES;
-            segments[l] = 1;
+            worker.fill(l, IDS, contentIds(salt, l));
         }
-        engine.registerContextBatch(RegisterCommand.inProcess(
-                instanceId,
-                "chunk-ns",
-                0,
-                1,
-                1,
-                0,
-                LAYERS,
-                0,
-                layerNames(),
-                descriptors,
-                blocks,
-                bytes,
-                strides,
-                segments,
-                OptionalInt.of(ProcessUid.current())));
-        return memory;
     }
 
-    private static long contentId(int salt, int layer, int block) {
-        return salt * 1_000_000L + layer * 1_000L + block;
-    }
-
-    private static void fill(TestShm memory, int salt) {
+    private static void verify(EngineHarness.Worker worker, int salt) {
         for (int l = 0; l < LAYERS; l++) {
-            for (int id : IDS) {
-                memory.write(l * LAYER_BYTES + (long) id * BLOCK_BYTES, content(contentId(salt, l, id), BLOCK_BYTES));
-            }
+            worker.verify(l, IDS, contentIds(salt, l));
         }
     }
 
-    private static void verify(TestShm memory, int salt) {
-        for (int l = 0; l < LAYERS; l++) {
-            for (int id : IDS) {
-                assertThat(memory.read(l * LAYER_BYTES + (long) id * BLOCK_BYTES, BLOCK_BYTES))
-                        .as("layer %d block %d", l, id)
-                        .isEqualTo(content(contentId(salt, l, id), BLOCK_BYTES));
-            }
-        }
-    }
-
-    private void save(String instanceId, List<byte[]> h) {
-        List<LayerSave> saves = new ArrayList<>();
-        for (String name : layerNames()) {
-            saves.add(new LayerSave(name, IDS, h));
-        }
-        engine.save(instanceId, 0, 0, 0, saves);
+    /** Fills {@code worker} with {@code salt}'s content and saves all of it; returns the hashes it saved under. */
+    private static List<byte[]> fillAndSave(EngineHarness.Worker worker, int salt) {
+        fill(worker, salt);
+        List<byte[]> h = hashes(salt, IDS.length);
+        worker.save(IDS, h);
+        return h;
     }
 
     /** Loads the lease into the saved block ids; returns the final load state. */
-    private long load(String instanceId, byte[] lease) {
-        try (TestShm state = TestShm.loadState()) {
-            engine.load(instanceId, 0, 0, state.name(), layerNames(), List.of(new LeaseLoad(lease, IDS)));
-            await().atMost(Duration.ofSeconds(10))
-                    .pollInterval(Duration.ofMillis(1))
-                    .until(() -> state.state() != 0);
-            return state.state();
-        }
+    private static long load(EngineHarness.Worker worker, byte[] lease) {
+        return worker.load(lease, IDS).state();
+    }
+
+    /** Asserts that {@code hit} covers every block and loads back {@code salt}'s content byte for byte. */
+    private static void assertLoadsBack(EngineHarness.Worker worker, QueryOutcome hit, int salt) {
+        assertThat(hit.hitBlocks()).isEqualTo(IDS.length);
+        worker.zero();
+        assertThat(load(worker, hit.lease())).isEqualTo(1);
+        verify(worker, salt);
     }
 
     @AfterEach
     void assertNothingLeaked() {
-        try {
-            if (engine != null) {
-                engine.cleanupInstances(null);
-                engine.flushSeals();
-                engine.runMaintenance();
-                engine.cleanupMemory();
-                await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
-                    assertThat(engine.activeLeases()).as("leases").isZero();
-                    assertThat(engine.pool().outstandingAllocations())
-                            .as("pool allocations")
-                            .isZero();
-                    assertThat(backend.host.mappedObjects()).as("shm mappings").isZero();
-                });
-            }
-        } finally {
-            if (engine != null) {
-                engine.close();
-            }
-            memories.forEach(TestShm::close);
+        if (harness != null) {
+            harness.close();
         }
     }
 
     @Test
     void shouldCopyAChunkedSaveAndLoadByteForByte() {
         launch(16 * MIB);
-        TestShm memory = register("chunked");
-        fill(memory, 1);
-        List<byte[]> h = hashes(1, IDS.length);
+        EngineHarness.Worker worker = register("chunked");
 
-        save("chunked", h);
+        List<byte[]> h = fillAndSave(worker, 1);
         engine.flushSeals();
-        QueryOutcome hit = engine.queryPrefetch("chunked", h, "r");
-        memory.zero(0, LAYERS * LAYER_BYTES);
 
-        assertThat(hit.hitBlocks()).isEqualTo(IDS.length);
-        assertThat(load("chunked", hit.lease())).isEqualTo(1);
-        verify(memory, 1);
-        for (List<RangePlan> plans : List.of(backend.saved, backend.loaded)) {
+        assertLoadsBack(worker, worker.query(h, "r"), 1);
+        for (List<RangePlan> plans : List.of(saved, loaded)) {
             assertThat(plans).extracting(RangePlan::size).containsExactly(IDS.length, (LAYERS - 1) * IDS.length);
             assertThat(plans.get(0).totalBytes() + plans.get(1).totalBytes())
                     .isEqualTo((long) LAYERS * IDS.length * BLOCK_BYTES);
@@ -253,45 +139,39 @@ class ChunkedCopyTest {
     @Test
     void shouldStoreNothingWhenTheSecondChunkOfASaveFails() {
         launch(16 * MIB);
-        TestShm memory = register("save-fault");
-        fill(memory, 2);
-        List<byte[]> h = hashes(2, IDS.length);
-        backend.failSaveCopy.set(1);
+        EngineHarness.Worker worker = register("save-fault");
+        failSaveCopy.set(1);
 
-        assertThatThrownBy(() -> save("save-fault", h))
+        assertThatThrownBy(() -> fillAndSave(worker, 2))
                 .isInstanceOf(EngineException.class)
                 .hasMessageContaining("injected save copy failure");
         engine.flushSeals();
 
-        assertThat(backend.saved).hasSize(2);
-        assertThat(engine.queryPrefetch("save-fault", h, "r").hitBlocks()).isZero();
+        List<byte[]> h = hashes(2, IDS.length);
+        assertThat(saved).hasSize(2);
+        assertThat(worker.query(h, "r").hitBlocks()).isZero();
         assertThat(engine.pool().outstandingAllocations())
                 .as("the failed save's allocations")
                 .isZero();
-        save("save-fault", h); // the pool and the lane are fine afterwards
+        worker.save(IDS, h); // the pool and the lane are fine afterwards
         engine.flushSeals();
-        QueryOutcome hit = engine.queryPrefetch("save-fault", h, "r2");
-        memory.zero(0, LAYERS * LAYER_BYTES);
-        assertThat(load("save-fault", hit.lease())).isEqualTo(1);
-        verify(memory, 2);
+        assertLoadsBack(worker, worker.query(h, "r2"), 2);
         engine.unregister("save-fault");
     }
 
     @Test
     void shouldStoreNothingWhenTheFirstChunkOfASaveFails() {
         launch(16 * MIB);
-        TestShm memory = register("first-fault");
-        fill(memory, 3);
-        List<byte[]> h = hashes(3, IDS.length);
-        backend.failSaveCopy.set(0);
+        EngineHarness.Worker worker = register("first-fault");
+        failSaveCopy.set(0);
 
-        assertThatThrownBy(() -> save("first-fault", h)).hasMessageContaining("injected save copy failure");
+        assertThatThrownBy(() -> fillAndSave(worker, 3)).hasMessageContaining("injected save copy failure");
         engine.flushSeals();
 
-        assertThat(backend.saved)
+        assertThat(saved)
                 .as("the second chunk still ran before the memory went back")
                 .hasSize(2);
-        assertThat(engine.queryPrefetch("first-fault", h, "r").hitBlocks()).isZero();
+        assertThat(worker.query(hashes(3, IDS.length), "r").hitBlocks()).isZero();
         assertThat(engine.pool().outstandingAllocations()).isZero();
         engine.unregister("first-fault");
     }
@@ -299,24 +179,20 @@ class ChunkedCopyTest {
     @Test
     void shouldFailTheLoadWhenItsSecondChunkFails() {
         launch(16 * MIB);
-        TestShm memory = register("load-fault");
-        fill(memory, 4);
-        List<byte[]> h = hashes(4, IDS.length);
-        save("load-fault", h);
+        EngineHarness.Worker worker = register("load-fault");
+        List<byte[]> h = fillAndSave(worker, 4);
         engine.flushSeals();
-        memory.zero(0, LAYERS * LAYER_BYTES);
-        backend.failLoadCopy.set(1);
+        worker.zero();
+        failLoadCopy.set(1);
 
-        assertThat(load("load-fault", engine.queryPrefetch("load-fault", h, "r").lease()))
-                .isEqualTo(-1);
+        assertThat(load(worker, worker.query(h, "r").lease())).isEqualTo(-1);
 
-        assertThat(backend.loaded).hasSize(2);
+        assertThat(loaded).hasSize(2);
         await().atMost(Duration.ofSeconds(5))
                 .untilAsserted(() -> assertThat(engine.activeLeases()).isZero());
-        QueryOutcome again = engine.queryPrefetch("load-fault", h, "r2");
+        QueryOutcome again = worker.query(h, "r2");
         assertThat(again.hitBlocks()).as("the blocks stay stored").isEqualTo(IDS.length);
-        assertThat(load("load-fault", again.lease())).isEqualTo(1);
-        verify(memory, 4);
+        assertLoadsBack(worker, again, 4);
         engine.unregister("load-fault");
     }
 
@@ -332,41 +208,16 @@ class ChunkedCopyTest {
         try {
             List<Future<Integer>> verified = new ArrayList<>();
             for (int t = 0; t < 2; t++) {
-                String id = "steady-" + t;
-                TestShm memory = register(id);
-                int worker = t;
-                verified.add(pool.submit(() -> {
-                    int exact = 0;
-                    for (int round = 0; round < 12; round++) {
-                        int salt = 10 + worker * 100 + round;
-                        fill(memory, salt);
-                        List<byte[]> h = hashes(salt, IDS.length);
-                        try {
-                            save(id, h);
-                        } catch (EngineException e) {
-                            assertThat(e.getMessage()).contains("exhausted");
-                            continue;
-                        }
-                        engine.flushSeals();
-                        QueryOutcome hit = engine.queryPrefetch(id, h, "r" + round);
-                        if (hit.hitBlocks() == IDS.length) {
-                            memory.zero(0, LAYERS * LAYER_BYTES);
-                            assertThat(load(id, hit.lease())).isEqualTo(1);
-                            verify(memory, salt);
-                            exact++;
-                        } else if (hit.hitBlocks() > 0) {
-                            engine.release(hit.lease());
-                        }
-                    }
-                    return exact;
-                }));
+                EngineHarness.Worker worker = register("steady-" + t);
+                int first = 10 + t * 100;
+                verified.add(pool.submit(() -> saveAndLoadBack(worker, first, 12)));
             }
             int exact = 0;
             for (Future<Integer> f : verified) {
                 exact += f.get();
             }
             assertThat(exact).as("saves loaded back byte for byte").isPositive();
-            assertThat(backend.saved.size())
+            assertThat(saved.size())
                     .as("every Save went to the lane in two chunks")
                     .isEven();
         } finally {
@@ -374,5 +225,32 @@ class ChunkedCopyTest {
         }
         engine.unregister("steady-0");
         engine.unregister("steady-1");
+    }
+
+    /**
+     * Saves {@code rounds} requests of salts {@code first}, {@code first + 1}, … and loads back each one that is whole
+     * when queried; returns how many loaded back exactly.
+     */
+    private int saveAndLoadBack(EngineHarness.Worker worker, int first, int rounds) {
+        int exact = 0;
+        for (int round = 0; round < rounds; round++) {
+            int salt = first + round;
+            List<byte[]> h;
+            try {
+                h = fillAndSave(worker, salt);
+            } catch (EngineException e) {
+                assertThat(e.getMessage()).contains("exhausted");
+                continue;
+            }
+            engine.flushSeals();
+            QueryOutcome hit = worker.query(h, "r" + round);
+            if (hit.hitBlocks() == IDS.length) {
+                assertLoadsBack(worker, hit, salt);
+                exact++;
+            } else if (hit.hitBlocks() > 0) {
+                engine.release(hit.lease());
+            }
+        }
+        return exact;
     }
 }

@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.OptionalInt;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A real {@link PegaEngine} on the host backend with an adjustable clock, driven directly through its Java API. Each
@@ -44,6 +45,11 @@ final class EngineHarness implements AutoCloseable {
         this(config, List.of());
     }
 
+    /** An engine whose device copies pass {@code hook} first (to record plans or fail a copy). */
+    EngineHarness(EngineConfig config, HookedHostBackend.CopyHook hook) {
+        this(config, List.of(), new AgentGroup(), EngineLimits.DEFAULTS, List.of(), hook);
+    }
+
     /** An engine with backing {@code tiers}, in fetch order (the engine closes them). */
     EngineHarness(EngineConfig config, List<BackingTier> tiers) {
         this(config, tiers, new AgentGroup());
@@ -66,13 +72,23 @@ final class EngineHarness implements AutoCloseable {
             AgentGroup agents,
             EngineLimits limits,
             List<BlockIndexListener> listeners) {
+        this(config, tiers, agents, limits, listeners, null);
+    }
+
+    private EngineHarness(
+            EngineConfig config,
+            List<BackingTier> tiers,
+            AgentGroup agents,
+            EngineLimits limits,
+            List<BlockIndexListener> listeners,
+            HookedHostBackend.@Nullable CopyHook hook) {
         NanoClock clock = nanos::get;
         EngineContext context = new EngineContext()
                 .agents(agents)
                 .limits(limits)
                 .config(config)
                 .pool(PinnedMemoryPool.create(config.pool()))
-                .backend(backend)
+                .backend(hook == null ? backend : new HookedHostBackend(backend, hook))
                 .clock(clock);
         tiers.forEach(context::tier);
         listeners.forEach(context::indexListener);
@@ -88,8 +104,16 @@ final class EngineHarness implements AutoCloseable {
         return worker(instanceId, NAMESPACE, 1, 0, numBlocks, blockBytes);
     }
 
+    /** As above, with {@code layers} layers of {@code numBlocks × blockBytes} each, one after another in its shm. */
+    Worker worker(String instanceId, int layers, int numBlocks, int blockBytes) {
+        return addWorker(new Worker(instanceId, NAMESPACE, 1, 0, layers, numBlocks, blockBytes));
+    }
+
     Worker worker(String instanceId, String namespace, int worldSize, int deviceId, int numBlocks, int blockBytes) {
-        Worker w = new Worker(instanceId, namespace, worldSize, deviceId, numBlocks, blockBytes);
+        return addWorker(new Worker(instanceId, namespace, worldSize, deviceId, 1, numBlocks, blockBytes));
+    }
+
+    private Worker addWorker(Worker w) {
         workers.add(w);
         return w;
     }
@@ -160,7 +184,10 @@ final class EngineHarness implements AutoCloseable {
         }
     }
 
-    /** One registered device: a single contiguous layer {@link #LAYER} in its own shm object. */
+    /**
+     * One registered device: contiguous layers {@code layer_0} ({@link #LAYER}), {@code layer_1}, … one after another in
+     * its own shm object. Saves and Loads cover every layer with the same block ids.
+     */
     final class Worker {
         final String instanceId;
         final String namespace;
@@ -169,19 +196,48 @@ final class EngineHarness implements AutoCloseable {
         final int numBlocks;
         final int blockBytes;
         final TestShm memory;
+        private final List<String> layerNames = new ArrayList<>();
 
         private Worker(
-                String instanceId, String namespace, int worldSize, int deviceId, int numBlocks, int blockBytes) {
+                String instanceId,
+                String namespace,
+                int worldSize,
+                int deviceId,
+                int layers,
+                int numBlocks,
+                int blockBytes) {
             this.instanceId = instanceId;
             this.namespace = namespace;
             this.worldSize = worldSize;
             this.deviceId = deviceId;
             this.numBlocks = numBlocks;
             this.blockBytes = blockBytes;
-            this.memory = TestShm.create("pega_coretest_", (long) numBlocks * blockBytes);
+            for (int l = 0; l < layers; l++) {
+                layerNames.add("layer_" + l);
+            }
+            this.memory = TestShm.create("pega_coretest_", layers * layerBytes());
+        }
+
+        private long layerBytes() {
+            return (long) numBlocks * blockBytes;
+        }
+
+        private long offset(int layer, int blockId) {
+            return layer * layerBytes() + (long) blockId * blockBytes;
         }
 
         void register() {
+            int layers = layerNames.size();
+            List<byte[]> descriptors = new ArrayList<>(layers);
+            long[] blocks = new long[layers];
+            long[] bytes = new long[layers];
+            long[] segments = new long[layers];
+            for (int l = 0; l < layers; l++) {
+                descriptors.add(memory.descriptor(l * layerBytes(), layerBytes()));
+                blocks[l] = numBlocks;
+                bytes[l] = blockBytes;
+                segments[l] = 1;
+            }
             engine.registerContextBatch(RegisterCommand.inProcess(
                     instanceId,
                     namespace,
@@ -189,45 +245,59 @@ final class EngineHarness implements AutoCloseable {
                     1,
                     worldSize,
                     deviceId,
-                    1,
+                    layers,
                     0,
-                    List.of(LAYER),
-                    List.of(memory.descriptor(0, (long) numBlocks * blockBytes)),
-                    new long[] {numBlocks},
-                    new long[] {blockBytes},
-                    new long[] {0},
-                    new long[] {1},
+                    layerNames,
+                    descriptors,
+                    blocks,
+                    bytes,
+                    new long[layers],
+                    segments,
                     OptionalInt.of(ProcessUid.current())));
         }
 
-        /** Writes {@code content(contentIds[i])} into block {@code blockIds[i]}. */
+        /** Writes {@code content(contentIds[i])} into block {@code blockIds[i]} of the first layer. */
         void fill(int[] blockIds, long[] contentIds) {
+            fill(0, blockIds, contentIds);
+        }
+
+        /** Writes {@code content(contentIds[i])} into block {@code blockIds[i]} of {@code layer}. */
+        void fill(int layer, int[] blockIds, long[] contentIds) {
             for (int i = 0; i < blockIds.length; i++) {
-                memory.write((long) blockIds[i] * blockBytes, content(contentIds[i], blockBytes));
+                memory.write(offset(layer, blockIds[i]), content(contentIds[i], blockBytes));
             }
         }
 
         void zero() {
-            memory.zero(0, (long) numBlocks * blockBytes);
+            memory.zero(0, layerNames.size() * layerBytes());
         }
 
-        /** Asserts block {@code blockIds[i]} holds {@code content(contentIds[i])}. */
+        /** Asserts block {@code blockIds[i]} of the first layer holds {@code content(contentIds[i])}. */
         void verify(int[] blockIds, long[] contentIds) {
+            verify(0, blockIds, contentIds);
+        }
+
+        /** Asserts block {@code blockIds[i]} of {@code layer} holds {@code content(contentIds[i])}. */
+        void verify(int layer, int[] blockIds, long[] contentIds) {
             for (int i = 0; i < blockIds.length; i++) {
-                assertThat(memory.read((long) blockIds[i] * blockBytes, blockBytes))
-                        .as("block %d should hold content %d", blockIds[i], contentIds[i])
+                assertThat(memory.read(offset(layer, blockIds[i]), blockBytes))
+                        .as("layer %d block %d should hold content %d", layer, blockIds[i], contentIds[i])
                         .isEqualTo(content(contentIds[i], blockBytes));
             }
         }
 
         void verifyZeroed() {
-            assertThat(memory.read(0, numBlocks * blockBytes))
+            assertThat(memory.read(0, Math.toIntExact(layerNames.size() * layerBytes())))
                     .as("device memory of %s", instanceId)
                     .containsOnly(0);
         }
 
         void save(int[] blockIds, List<byte[]> hashes) {
-            engine.save(instanceId, 0, 0, deviceId, List.of(new LayerSave(LAYER, blockIds, hashes)));
+            List<LayerSave> saves = new ArrayList<>(layerNames.size());
+            for (String name : layerNames) {
+                saves.add(new LayerSave(name, blockIds, hashes));
+            }
+            engine.save(instanceId, 0, 0, deviceId, saves);
         }
 
         QueryOutcome query(List<byte[]> hashes, String reqId) {
@@ -248,12 +318,12 @@ final class EngineHarness implements AutoCloseable {
                             tpRank,
                             deviceId,
                             state.name(),
-                            List.of(LAYER),
+                            layerNames,
                             List.of(new LeaseLoad(lease, blockIds)));
                 } catch (EngineException e) {
                     return new LoadOutcome(e, state.state());
                 }
-                await().atMost(Duration.ofSeconds(5))
+                await().atMost(Duration.ofSeconds(10))
                         .pollInterval(Duration.ofMillis(1))
                         .until(() -> state.state() != 0);
                 return new LoadOutcome(null, state.state());

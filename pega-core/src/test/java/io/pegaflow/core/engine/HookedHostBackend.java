@@ -1,0 +1,66 @@
+package io.pegaflow.core.engine;
+
+import io.pegaflow.core.device.Caller;
+import io.pegaflow.core.device.DeviceBackend;
+import io.pegaflow.core.device.DeviceCopier;
+import io.pegaflow.core.device.LayerMemory;
+import io.pegaflow.core.device.host.HostDeviceBackend;
+import io.pegaflow.kernel.plan.RangePlan;
+
+/**
+ * The host backend with a {@link CopyHook} that sees every plan before it is copied: a test records the plans of the
+ * lane or fails a chosen copy. The host backend stays the owner of every mapping; closing this closes it.
+ */
+final class HookedHostBackend implements DeviceBackend {
+    /** Called before each copy; an exception it throws fails that copy instead. */
+    @FunctionalInterface
+    interface CopyHook {
+        void beforeCopy(RangePlan plan, boolean toHost);
+    }
+
+    private final HostDeviceBackend host;
+    private final CopyHook hook;
+
+    HookedHostBackend(HostDeviceBackend host, CopyHook hook) {
+        this.host = host;
+        this.hook = hook;
+    }
+
+    @Override
+    public String name() {
+        return host.name();
+    }
+
+    @Override
+    public LayerMemory openLayer(Caller caller, int deviceId, byte[] wrapperBytes) {
+        return host.openLayer(caller, deviceId, wrapperBytes);
+    }
+
+    @Override
+    public DeviceCopier openCopier(int deviceId) {
+        DeviceCopier copier = host.openCopier(deviceId);
+        return new DeviceCopier() {
+            @Override
+            public void copyToHost(RangePlan plan) {
+                hook.beforeCopy(plan, true);
+                copier.copyToHost(plan);
+            }
+
+            @Override
+            public void copyToDevice(RangePlan plan) {
+                hook.beforeCopy(plan, false);
+                copier.copyToDevice(plan);
+            }
+
+            @Override
+            public void close() {
+                copier.close();
+            }
+        };
+    }
+
+    @Override
+    public void close() {
+        host.close();
+    }
+}
