@@ -11,7 +11,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 
 /**
  * A node of the remote fetch tests: a whole pega-server in this JVM on a loopback port of its own, with the host
- * backend and a 32 MB pool, announcing to an owner-keeping metaserver ({@link OwnerIndexMetaServer}) and fetching from
+ * backend and a 32 MB pool (unless the test asks for another), announcing to an owner-keeping metaserver ({@link OwnerIndexMetaServer}) and fetching from
  * its peers over UCX TCP on {@code lo}.
  */
 final class RemoteFetchNodes {
@@ -33,12 +33,18 @@ final class RemoteFetchNodes {
      * @param extra further {@code --name=value} arguments: the cluster's credential, TLS
      */
     static ConfigurableApplicationContext start(OwnerIndexMetaServer metaserver, int port, List<String> extra) {
+        return start(metaserver, port, 32L << 20, extra);
+    }
+
+    /** As above, with a pool of {@code poolBytes} (whole MiB). */
+    static ConfigurableApplicationContext start(
+            OwnerIndexMetaServer metaserver, int port, long poolBytes, List<String> extra) {
         List<String> args = new ArrayList<>(List.of(
                 "--spring.grpc.server.port=" + port,
                 "--spring.grpc.server.host=" + HOST,
                 "--server.port=0",
                 "--server.address=" + HOST,
-                "--pega.pool.size=32MB",
+                "--pega.pool.size=" + (poolBytes >> 20) + "MB",
                 "--pega.device.backend=host",
                 "--pega.metaserver.addr=" + metaserver.target(),
                 "--pega.metaserver.advertise-addr=" + HOST + ":" + port,

@@ -1,5 +1,6 @@
 package io.pegaflow.server.transfer;
 
+import static io.pegaflow.server.transfer.RemoteFetchNodes.HOST;
 import static io.pegaflow.testkit.ReferenceHarness.blockIds;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -14,7 +15,6 @@ import io.pegaflow.proto.QueryResponse;
 import io.pegaflow.proto.ReleaseTransferLockRequest;
 import io.pegaflow.proto.TransferBlockInfo;
 import io.pegaflow.proto.TransferSlotInfo;
-import io.pegaflow.server.PegaServerApplication;
 import io.pegaflow.testkit.BlockPattern;
 import io.pegaflow.testkit.KvLayout;
 import io.pegaflow.testkit.MockScheduler;
@@ -23,14 +23,11 @@ import io.pegaflow.transfer.PeerId;
 import io.pegaflow.transfer.TransferBatch;
 import io.pegaflow.transfer.TransferEngine;
 import io.pegaflow.transfer.TransferResult;
-import java.io.IOException;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
@@ -41,34 +38,8 @@ import org.springframework.context.ConfigurableApplicationContext;
  * -Dtransfer.bench=true [-Dtransfer.bench.blocks=1024] [-Dtransfer.bench.rounds=3]}.
  */
 class RemotePrefetchBenchRun {
-    static final String HOST = "127.0.0.1";
     static final String NS = "ns-bench";
     static final long BLOCK_BYTES = 64 * 1024;
-
-    static ConfigurableApplicationContext start(OwnerIndexMetaServer metaserver, int port, long poolBytes) {
-        return new SpringApplicationBuilder(PegaServerApplication.class)
-                .run(
-                        "--spring.grpc.server.port=" + port,
-                        "--spring.grpc.server.host=" + HOST,
-                        "--server.port=0",
-                        "--server.address=" + HOST,
-                        "--pega.pool.size=" + (poolBytes >> 20) + "MB",
-                        "--pega.device.backend=host",
-                        "--pega.metaserver.addr=" + metaserver.target(),
-                        "--pega.metaserver.advertise-addr=" + HOST + ":" + port,
-                        "--pega.metaserver.allow-loopback=true",
-                        "--pega.metaserver.heartbeat-interval=200ms",
-                        "--pega.rdma.enabled=true",
-                        "--pega.rdma.nics=lo",
-                        "--pega.rdma.transports=tcp",
-                        "--logging.level.root=WARN");
-    }
-
-    static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
 
     @Test
     @EnabledIfSystemProperty(named = "transfer.bench", matches = "true")
@@ -77,11 +48,11 @@ class RemotePrefetchBenchRun {
         int rounds = Integer.getInteger("transfer.bench.rounds", 3);
         long kv = blocks * BLOCK_BYTES;
         long pool = 2 * kv + (64L << 20);
-        int portA = freePort();
-        int portB = freePort();
+        int portA = RemoteFetchNodes.freePort();
+        int portB = RemoteFetchNodes.freePort();
         try (OwnerIndexMetaServer metaserver = new OwnerIndexMetaServer();
-                ConfigurableApplicationContext a = start(metaserver, portA, pool);
-                ConfigurableApplicationContext b = start(metaserver, portB, pool);
+                ConfigurableApplicationContext a = RemoteFetchNodes.start(metaserver, portA, pool, List.of());
+                ConfigurableApplicationContext b = RemoteFetchNodes.start(metaserver, portB, pool, List.of());
                 MockVllmWorker owner = worker(portA, "bench-a", blocks);
                 MockVllmWorker reader = worker(portB, "bench-b", blocks);
                 MockScheduler schedA = MockScheduler.connect(HOST, portA);
