@@ -11,7 +11,6 @@ import io.grpc.StatusRuntimeException;
 import io.pegaflow.proto.HeartbeatNodeRequest;
 import io.pegaflow.proto.InsertBlockHashesRequest;
 import io.pegaflow.proto.MetaServerGrpc;
-import io.pegaflow.proto.QueryPrefixBlocksRequest;
 import io.pegaflow.testkit.ChildJvm;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -19,7 +18,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -68,27 +66,16 @@ class MetaserverDurabilityIT {
     }
 
     private void start(String name) throws IOException {
-        List<String> args = List.of(
-                "-jar",
-                System.getProperty("pega.it.metaserverJar"),
-                "--pega.metaserver.addr=127.0.0.1:" + grpcPort,
-                "--pega.metaserver.http-addr=127.0.0.1:" + httpPort,
-                "--pega.metaserver.db-path=" + database(),
-                "--pega.metaserver.node-stale-secs=1",
-                "--logging.level.root=WARN",
-                "--logging.level.io.pegaflow.metaserver=INFO");
-        BooleanSupplier answers = () -> {
-            try {
-                call().queryPrefixBlocks(QueryPrefixBlocksRequest.newBuilder()
-                        .setNamespace("probe")
-                        .addBlockHashes(ByteString.copyFromUtf8("probe"))
-                        .build());
-                return true;
-            } catch (StatusRuntimeException notYet) {
-                return false;
-            }
-        };
-        metaserver = ChildJvm.start(name, dir, args, answers);
+        metaserver = MetaserverLauncher.start(
+                name,
+                dir,
+                channel,
+                grpcPort,
+                httpPort,
+                List.of(
+                        "--pega.metaserver.db-path=" + database(),
+                        "--pega.metaserver.node-stale-secs=1",
+                        "--logging.level.io.pegaflow.metaserver=INFO"));
     }
 
     private void kill() throws InterruptedException {
