@@ -10,12 +10,7 @@ import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.SlotData;
 import io.pegaflow.core.cache.AdmissionPolicy;
 import io.pegaflow.core.cache.BlockCache;
-import io.pegaflow.core.device.Caller;
-import io.pegaflow.core.device.DeviceBackend;
-import io.pegaflow.core.device.DeviceCopier;
-import io.pegaflow.core.device.LayerMemory;
 import io.pegaflow.core.device.ProcessUid;
-import io.pegaflow.core.device.host.HostDeviceBackend;
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.memory.PinnedAllocation;
 import io.pegaflow.core.memory.PinnedMemoryPool;
@@ -23,7 +18,6 @@ import io.pegaflow.core.memory.PoolConfig;
 import io.pegaflow.core.metrics.EngineMetrics;
 import io.pegaflow.kernel.agent.AgentGroup;
 import io.pegaflow.kernel.agent.AgentRunner;
-import io.pegaflow.kernel.plan.RangePlan;
 import java.time.Duration;
 import java.util.List;
 import java.util.OptionalInt;
@@ -40,51 +34,17 @@ import org.junit.jupiter.api.Timeout;
 class EngineAgentsTest {
     private static final int BLOCK_BYTES = 4096;
 
-    /** The host backend whose save copies wait for a gate (a GPU copy stuck behind a hung kernel). */
-    private static final class GatedBackend implements DeviceBackend {
-        final HostDeviceBackend host = new HostDeviceBackend();
-        final CountDownLatch gate = new CountDownLatch(1);
-
-        @Override
-        public String name() {
-            return "gated";
-        }
-
-        @Override
-        public LayerMemory openLayer(Caller caller, int deviceId, byte[] wrapperBytes) {
-            return host.openLayer(caller, deviceId, wrapperBytes);
-        }
-
-        @Override
-        public DeviceCopier openCopier(int deviceId) {
-            DeviceCopier copier = host.openCopier(deviceId);
-            return new DeviceCopier() {
-                @Override
-                public void copyToHost(RangePlan plan) {
-                    try {
-                        gate.await();
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                    copier.copyToHost(plan);
+    /** Save copies wait for {@code gate} (a GPU copy stuck behind a hung kernel). */
+    private static HookedHostBackend.CopyHook gatedSaves(CountDownLatch gate) {
+        return (plan, toHost) -> {
+            if (toHost) {
+                try {
+                    gate.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
                 }
-
-                @Override
-                public void copyToDevice(RangePlan plan) {
-                    copier.copyToDevice(plan);
-                }
-
-                @Override
-                public void close() {
-                    copier.close();
-                }
-            };
-        }
-
-        @Override
-        public void close() {
-            host.close();
-        }
+            }
+        };
     }
 
     @Test
@@ -112,7 +72,8 @@ class EngineAgentsTest {
 
     @Test
     void shouldFailASaveWhoseCopyOutlivesTheDeadlineAndGiveItsMemoryBackAfterwards() {
-        GatedBackend backend = new GatedBackend();
+        CountDownLatch gate = new CountDownLatch(1);
+        HookedHostBackend backend = new HookedHostBackend(gatedSaves(gate));
         EngineConfig config = EngineConfig.defaults(PoolConfig.of(1 << 20)).withSaveDeadline(Duration.ofMillis(200));
         PinnedMemoryPool pool = PinnedMemoryPool.create(config.pool());
         try (PegaEngine engine = PegaEngine.launch(
@@ -146,7 +107,7 @@ class EngineAgentsTest {
                     .as("the stuck copy still owns its buffers")
                     .isPositive();
 
-            backend.gate.countDown();
+            gate.countDown();
             await().atMost(Duration.ofSeconds(10)).until(() -> pool.outstandingAllocations() == 0);
             engine.flushSeals();
             assertThat(engine.queryPrefetch("inst", hashes, "req").hitBlocks())

@@ -5,11 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pegaflow.core.block.BlockKey;
 import io.pegaflow.core.block.SealedBlock;
-import io.pegaflow.core.device.Caller;
-import io.pegaflow.core.device.DeviceBackend;
-import io.pegaflow.core.device.DeviceCopier;
-import io.pegaflow.core.device.LayerMemory;
-import io.pegaflow.core.device.host.HostDeviceBackend;
 import io.pegaflow.core.memory.PinnedAllocation;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
@@ -71,22 +66,9 @@ class EngineContextTest {
     }
 
     /** The host backend, recording its close. */
-    private final class RecordingBackend implements DeviceBackend {
-        private final HostDeviceBackend host = new HostDeviceBackend();
-
-        @Override
-        public String name() {
-            return host.name();
-        }
-
-        @Override
-        public LayerMemory openLayer(Caller caller, int deviceId, byte[] wrapperBytes) {
-            return host.openLayer(caller, deviceId, wrapperBytes);
-        }
-
-        @Override
-        public DeviceCopier openCopier(int deviceId) {
-            return host.openCopier(deviceId);
+    private final class RecordingBackend extends HookedHostBackend {
+        RecordingBackend() {
+            super(CopyHook.NONE);
         }
 
         @Override

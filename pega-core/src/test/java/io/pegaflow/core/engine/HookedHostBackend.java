@@ -9,17 +9,25 @@ import io.pegaflow.kernel.plan.RangePlan;
 
 /**
  * The host backend with a {@link CopyHook} that sees every plan before it is copied: a test records the plans of the
- * lane or fails a chosen copy. The host backend stays the owner of every mapping; closing this closes it.
+ * lane, holds a copy back or fails a chosen one. A test overrides {@link #openCopier} or {@link #close} for faults of
+ * its own. The host backend stays the owner of every mapping; closing this closes it.
  */
-final class HookedHostBackend implements DeviceBackend {
+class HookedHostBackend implements DeviceBackend {
     /** Called before each copy; an exception it throws fails that copy instead. */
     @FunctionalInterface
     interface CopyHook {
+        CopyHook NONE = (plan, toHost) -> {};
+
         void beforeCopy(RangePlan plan, boolean toHost);
     }
 
-    private final HostDeviceBackend host;
+    final HostDeviceBackend host;
     private final CopyHook hook;
+
+    /** Over a host backend of its own. */
+    HookedHostBackend(CopyHook hook) {
+        this(new HostDeviceBackend(), hook);
+    }
 
     HookedHostBackend(HostDeviceBackend host, CopyHook hook) {
         this.host = host;

@@ -8,12 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.pegaflow.core.cache.AdmissionPolicy;
-import io.pegaflow.core.device.Caller;
-import io.pegaflow.core.device.DeviceBackend;
-import io.pegaflow.core.device.DeviceCopier;
-import io.pegaflow.core.device.LayerMemory;
 import io.pegaflow.core.device.ProcessUid;
-import io.pegaflow.core.device.host.HostDeviceBackend;
 import io.pegaflow.core.memory.PinnedMemoryPool;
 import io.pegaflow.core.memory.PoolConfig;
 import io.pegaflow.kernel.plan.RangePlan;
@@ -35,53 +30,10 @@ class LayerFenceTest {
     private static final int BLOCK_BYTES = (int) (4 * KIB);
     private static final long LAYER_BYTES = (long) BLOCKS * BLOCK_BYTES;
 
-    /** The host backend, recording every plan its copiers execute. */
-    private static final class RecordingBackend implements DeviceBackend {
-        final HostDeviceBackend host = new HostDeviceBackend();
-        final List<RangePlan> plans = new CopyOnWriteArrayList<>();
-
-        @Override
-        public String name() {
-            return host.name();
-        }
-
-        @Override
-        public LayerMemory openLayer(Caller caller, int deviceId, byte[] wrapperBytes) {
-            return host.openLayer(caller, deviceId, wrapperBytes);
-        }
-
-        @Override
-        public DeviceCopier openCopier(int deviceId) {
-            DeviceCopier c = host.openCopier(deviceId);
-            return new DeviceCopier() {
-                @Override
-                public void copyToHost(RangePlan plan) {
-                    plans.add(plan);
-                    c.copyToHost(plan);
-                }
-
-                @Override
-                public void copyToDevice(RangePlan plan) {
-                    plans.add(plan);
-                    c.copyToDevice(plan);
-                }
-
-                @Override
-                public void close() {
-                    c.close();
-                }
-            };
-        }
-
-        @Override
-        public void close() {
-            host.close();
-        }
-    }
-
     @Test
     void shouldNotMergeTheLastBlockOfOneLayerWithTheFirstBlockOfTheNext() {
-        RecordingBackend backend = new RecordingBackend();
+        List<RangePlan> plans = new CopyOnWriteArrayList<>();
+        HookedHostBackend backend = new HookedHostBackend((plan, toHost) -> plans.add(plan));
         EngineConfig config = EngineConfig.defaults(PoolConfig.of(16 * MIB));
         try (TestShm memory = TestShm.create("pega_fence_", 2 * LAYER_BYTES);
                 PegaEngine engine = PegaEngine.launch(new EngineContext()
@@ -135,8 +87,8 @@ class LayerFenceTest {
                             .isEqualTo(content(10 * layer + i, BLOCK_BYTES));
                 }
             }
-            assertThat(backend.plans).hasSize(2);
-            for (RangePlan p : backend.plans) {
+            assertThat(plans).hasSize(2);
+            for (RangePlan p : plans) {
                 assertThat(p.size()).as("one range per block and layer").isEqualTo(4);
                 for (int i = 0; i < p.size(); i++) {
                     assertThat(p.lengthBytes(i))

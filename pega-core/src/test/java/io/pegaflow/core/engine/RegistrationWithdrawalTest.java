@@ -4,12 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pegaflow.core.cache.AdmissionPolicy;
-import io.pegaflow.core.device.Caller;
-import io.pegaflow.core.device.DeviceBackend;
 import io.pegaflow.core.device.DeviceCopier;
-import io.pegaflow.core.device.LayerMemory;
 import io.pegaflow.core.device.ProcessUid;
-import io.pegaflow.core.device.host.HostDeviceBackend;
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.journal.RegistrationJournal;
 import io.pegaflow.core.memory.PinnedMemoryPool;
@@ -37,18 +33,11 @@ class RegistrationWithdrawalTest {
     Path state;
 
     /** The host backend, whose copiers fail for the devices the test names. */
-    private static final class FailingDevices implements DeviceBackend {
-        final HostDeviceBackend host = new HostDeviceBackend();
+    private static final class FailingDevices extends HookedHostBackend {
         final Set<Integer> failing = ConcurrentHashMap.newKeySet();
 
-        @Override
-        public String name() {
-            return host.name();
-        }
-
-        @Override
-        public LayerMemory openLayer(Caller caller, int deviceId, byte[] wrapperBytes) {
-            return host.openLayer(caller, deviceId, wrapperBytes);
+        FailingDevices() {
+            super(CopyHook.NONE);
         }
 
         @Override
@@ -56,12 +45,7 @@ class RegistrationWithdrawalTest {
             if (failing.contains(deviceId)) {
                 throw EngineException.internal("device " + deviceId + " lost", null);
             }
-            return host.openCopier(deviceId);
-        }
-
-        @Override
-        public void close() {
-            host.close();
+            return super.openCopier(deviceId);
         }
     }
 
