@@ -63,6 +63,12 @@ class ChunkedCopyTest {
         engine = harness.engine;
     }
 
+    /** An engine with a 16 MiB pool and {@code instanceId} registered on it. */
+    private EngineHarness.Worker launchWith(String instanceId) {
+        launch(16 * MIB);
+        return register(instanceId);
+    }
+
     /** Registers {@code instanceId} with {@link #LAYERS} layers in one shm object of its own. */
     private EngineHarness.Worker register(String instanceId) {
         EngineHarness.Worker worker = harness.worker(instanceId, LAYERS, BLOCKS, BLOCK_BYTES);
@@ -91,11 +97,15 @@ class ChunkedCopyTest {
         }
     }
 
-    /** Fills {@code worker} with {@code salt}'s content and saves all of it; returns the hashes it saved under. */
-    private static List<byte[]> fillAndSave(EngineHarness.Worker worker, int salt) {
+    /**
+     * Fills {@code worker} with {@code salt}'s content, saves all of it and waits until it is sealed; returns the
+     * hashes it saved under.
+     */
+    private List<byte[]> fillAndSave(EngineHarness.Worker worker, int salt) {
         fill(worker, salt);
         List<byte[]> h = hashes(salt, IDS.length);
         worker.save(IDS, h);
+        engine.flushSeals();
         return h;
     }
 
@@ -121,11 +131,9 @@ class ChunkedCopyTest {
 
     @Test
     void shouldCopyAChunkedSaveAndLoadByteForByte() {
-        launch(16 * MIB);
-        EngineHarness.Worker worker = register("chunked");
+        EngineHarness.Worker worker = launchWith("chunked");
 
         List<byte[]> h = fillAndSave(worker, 1);
-        engine.flushSeals();
 
         assertLoadsBack(worker, worker.query(h, "r"), 1);
         for (List<RangePlan> plans : List.of(saved, loaded)) {
@@ -138,8 +146,7 @@ class ChunkedCopyTest {
 
     @Test
     void shouldStoreNothingWhenTheSecondChunkOfASaveFails() {
-        launch(16 * MIB);
-        EngineHarness.Worker worker = register("save-fault");
+        EngineHarness.Worker worker = launchWith("save-fault");
         failSaveCopy.set(1);
 
         assertThatThrownBy(() -> fillAndSave(worker, 2))
@@ -161,8 +168,7 @@ class ChunkedCopyTest {
 
     @Test
     void shouldStoreNothingWhenTheFirstChunkOfASaveFails() {
-        launch(16 * MIB);
-        EngineHarness.Worker worker = register("first-fault");
+        EngineHarness.Worker worker = launchWith("first-fault");
         failSaveCopy.set(0);
 
         assertThatThrownBy(() -> fillAndSave(worker, 3)).hasMessageContaining("injected save copy failure");
@@ -178,10 +184,8 @@ class ChunkedCopyTest {
 
     @Test
     void shouldFailTheLoadWhenItsSecondChunkFails() {
-        launch(16 * MIB);
-        EngineHarness.Worker worker = register("load-fault");
+        EngineHarness.Worker worker = launchWith("load-fault");
         List<byte[]> h = fillAndSave(worker, 4);
-        engine.flushSeals();
         worker.zero();
         failLoadCopy.set(1);
 
@@ -242,7 +246,6 @@ class ChunkedCopyTest {
                 assertThat(e.getMessage()).contains("exhausted");
                 continue;
             }
-            engine.flushSeals();
             QueryOutcome hit = worker.query(h, "r" + round);
             if (hit.hitBlocks() == IDS.length) {
                 assertLoadsBack(worker, hit, salt);
