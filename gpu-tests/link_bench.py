@@ -141,8 +141,9 @@ def query_until(client, inst, hashes, req_id, want, timeout=60.0):
 
 
 def python_client(client, inst, ns, t, count, runs, rng, http):
-    """bandwidth.py's Save / Query / Load loop through grpcio; returns per-run times (ms) and the phase breakdown."""
-    rows, before = [], None
+    """bandwidth.py's Save / Query / Load loop through grpcio; returns per-run times (ms), the phase breakdown of the
+    measured runs and that of the cold first run."""
+    rows, cold, before = [], phases.scrape(http), None
     for run in range(runs + 1):
         if run == 1:
             before = phases.scrape(http)
@@ -164,7 +165,7 @@ def python_client(client, inst, ns, t, count, runs, rng, http):
         assert state == 1, f"load state {state}"
         t.replay(ids, dst)
         rows.append({"save_ms": (t1 - t0) * 1e3, "query_ms": (t2 - t1) * 1e3, "load_ms": (t3 - t2) * 1e3})
-    return rows, phases.breakdown(before, phases.scrape(http))
+    return rows, phases.breakdown(before, phases.scrape(http)), phases.breakdown(cold, before)
 
 
 def java_client(java, addr, http, inst, t, count, runs, seed):
@@ -184,8 +185,9 @@ def java_client(java, addr, http, inst, t, count, runs, seed):
     for r in report["runs"]:
         t.replay(r["save_ids"], r["load_ids"])
     rows = [{k: r[k] for k in ("save_ms", "query_ms", "load_ms", "build_ms")} for r in report["runs"]]
-    b = phases.breakdown(phases.parse(report["metrics_before"]), phases.parse(report["metrics_after"]))
-    return rows, b
+    before = phases.parse(report["metrics_before"])
+    return (rows, phases.breakdown(before, phases.parse(report["metrics_after"])),
+            phases.breakdown(phases.parse(report["metrics_cold"]), before))
 
 
 def one(args, key, who, client, rng):
@@ -201,9 +203,9 @@ def one(args, key, who, client, rng):
     try:
         client.register(inst, ns, 0, 1, 1, 0, t.layers)
         if who == "python":
-            rows, b = python_client(client, inst, ns, t, count, args.runs, rng, args.http)
+            rows, b, cold = python_client(client, inst, ns, t, count, args.runs, rng, args.http)
         else:
-            rows, b = java_client(args.java, args.addr, args.http, inst, t, count, args.runs, rng.randrange(1 << 30))
+            rows, b, cold = java_client(args.java, args.addr, args.http, inst, t, count, args.runs, rng.randrange(1 << 30))
         bad = t.mismatched_layers()
         client.unregister(inst)
         cleanup(args.http)  # the next client starts from an empty pool, so no Save of it pays for eviction
@@ -214,11 +216,11 @@ def one(args, key, who, client, rng):
     measured = rows[1:]
     out = {"layout": key, "description": desc, "client": who, "bytes": nbytes, "ranges": args.layers * count * 2 if
            shape[0] == 2 else args.layers * count, "cold_save_ms": round(rows[0]["save_ms"], 3),
-           "layers_mismatched": bad, "phases": b}
+           "layers_mismatched": bad, "phases": b, "cold_phases": cold}
     for k in ("save_ms", "query_ms", "load_ms"):
         out[k] = round(med([r[k] for r in measured]), 3)
     out["query_load_ms"] = round(med([r["query_ms"] + r["load_ms"] for r in measured]), 3)
-    print(json.dumps({k: v for k, v in out.items() if k != "phases"}), flush=True)
+    print(json.dumps({k: v for k, v in out.items() if k not in ("phases", "cold_phases")}), flush=True)
     return out
 
 
@@ -279,7 +281,9 @@ def main():
                      f"({r['cold_save_x_copy'] or '-'}) | {r['server_save_GBps']} | {r['engine_save_copy_GBps']} | "
                      f"{r['engine_load_copy_GBps']} | {d2h or '-'} / {h2d or '-'} | {r['layers_mismatched']} |")
     lines += ["", "Server phases (mean ms per request over the measured runs):", "",
-              phases.table([(f"{r['layout']} {r['client']}", r["phases"]) for r in results])]
+              phases.table([(f"{r['layout']} {r['client']}", r["phases"]) for r in results]),
+              "", "Server phases of the cold first Save and Load (one request each, right after registration):", "",
+              phases.table([(f"{r['layout']} {r['client']}", r["cold_phases"]) for r in results])]
     print("\n".join(lines), flush=True)
     if args.out:
         with open(args.out, "w") as f:

@@ -78,10 +78,10 @@ public final class LinkBench {
     }
 
     /**
-     * The runs, and the server's Prometheus text before the first measured run and after the last (empty when
-     * {@link LinkOptions#metricsUrl()} is).
+     * The runs, and the server's Prometheus text before the cold first run, before the first measured run and after
+     * the last (empty when {@link LinkOptions#metricsUrl()} is).
      */
-    public record Report(List<Run> runs, String metricsBefore, String metricsAfter) {}
+    public record Report(List<Run> runs, String metricsCold, String metricsBefore, String metricsAfter) {}
 
     /** Runs {@code 1 + options.runs()} runs in order on one channel; the first is the cold or warm-up run. */
     public static List<Run> run(LinkOptions options) {
@@ -100,12 +100,13 @@ public final class LinkBench {
             bench.deadline().health(HealthRequest.getDefaultInstance());
             bench.warmRequestPath();
             List<Run> runs = new ArrayList<>(options.runs() + 1);
+            String cold = scrape(options.metricsUrl());
             runs.add(bench.one(0));
             String before = scrape(options.metricsUrl());
             for (int r = 1; r <= options.runs(); r++) {
                 runs.add(bench.one(r));
             }
-            return new Report(runs, before, scrape(options.metricsUrl()));
+            return new Report(runs, cold, before, scrape(options.metricsUrl()));
         } finally {
             channel.shutdownNow();
             try {
@@ -335,7 +336,9 @@ public final class LinkBench {
                     .append(Arrays.toString(run.loadIds()).replace(" ", ""))
                     .append('}');
         }
-        b.append("],\"metrics_before\":");
+        b.append("],\"metrics_cold\":");
+        quote(b, report.metricsCold());
+        b.append(",\"metrics_before\":");
         quote(b, report.metricsBefore());
         b.append(",\"metrics_after\":");
         quote(b, report.metricsAfter());

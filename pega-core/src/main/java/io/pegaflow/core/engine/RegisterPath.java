@@ -15,6 +15,10 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,6 +32,9 @@ import org.slf4j.LoggerFactory;
  */
 final class RegisterPath {
     private static final Logger LOG = LoggerFactory.getLogger(RegisterPath.class);
+    /** Preparing a lane allocates a few MiB of pinned and device memory: milliseconds, unless the driver is stuck. */
+    private static final long PREPARE_WAIT_SECONDS = 10;
+
     private final InstanceRegistry instances;
     private final DeviceBackend backend;
     private final long hostAlignmentBytes;
@@ -69,6 +76,7 @@ final class RegisterPath {
         boolean installed = false;
         boolean journaled = false;
         boolean succeeded = false;
+        CompletableFuture<Void> prepared = CompletableFuture.completedFuture(null);
         try {
             for (int i = 0; i < n; i++) {
                 mapped.add(
@@ -140,7 +148,7 @@ final class RegisterPath {
                 DeviceCopier copier = backend.openCopier(c.deviceId());
                 DeviceContext context = new DeviceContext(
                         c.instanceId(), c.deviceId(), (int) c.tpRank(), (int) c.ppRank(), layers, copier);
-                context.start(agents);
+                prepared = context.start(agents);
                 if (!instance.addDevice(context)) {
                     context.close();
                     installed = true; // context.close() closed the mappings already
@@ -158,6 +166,26 @@ final class RegisterPath {
             if (journaled && !succeeded) {
                 withdraw(c);
             }
+        }
+        awaitPrepared(prepared, c.instanceId());
+    }
+
+    /**
+     * Lets the new device's lanes finish preparing (streams, descriptor buffers) before the worker is told it is
+     * registered, so its first Save does not pay for them; a preparation that outlasts the wait goes on in the lane.
+     */
+    private static void awaitPrepared(CompletableFuture<Void> prepared, String instanceId) {
+        try {
+            prepared.get(PREPARE_WAIT_SECONDS, TimeUnit.SECONDS);
+        } catch (TimeoutException e) {
+            LOG.warn(
+                    "instance {}: the copy lanes did not prepare within {} s; its first copies create what is missing",
+                    instanceId,
+                    PREPARE_WAIT_SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("a lane's preparation completes normally", e);
         }
     }
 

@@ -5,6 +5,7 @@ import io.pegaflow.kernel.agent.AgentGroup;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
@@ -51,11 +52,28 @@ public final class DeviceContext implements AutoCloseable {
         this.loadLane = new DeviceLane(prefix + "-load", deviceId, DeviceLane.Direction.TO_DEVICE, copier);
     }
 
-    /** Starts both lanes; they report to {@code agents} until the context closes. Once. */
-    public void start(AgentGroup agents) {
+    /**
+     * Starts both lanes, which report to {@code agents} until the context closes, and has each prepare its copier for
+     * a request of every block of every layer, so that the instance's first Save and Load do not create streams or
+     * grow descriptor buffers on their own time. Once.
+     *
+     * @return completes when both lanes prepared (or gave up); nothing waits on it for correctness
+     */
+    public CompletableFuture<Void> start(AgentGroup agents) {
         this.agents = agents;
         saveLane.start(agents);
         loadLane.start(agents);
+        long ranges = 0;
+        long bytes = 0;
+        for (LayerRegistration layer : layers.values()) {
+            int planes = layer.isSplit() ? 2 : 1;
+            ranges += layer.numBlocks() * planes;
+            bytes += layer.numBlocks() * planes * layer.copySegmentBytes();
+        }
+        if (ranges == 0) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return CompletableFuture.allOf(saveLane.prepare(ranges, bytes), loadLane.prepare(ranges, bytes));
     }
 
     public int deviceId() {

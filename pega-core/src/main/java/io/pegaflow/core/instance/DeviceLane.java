@@ -98,6 +98,36 @@ public final class DeviceLane implements Agent {
         return done;
     }
 
+    /**
+     * Queues the copier's preparation for plans of up to {@code ranges} ranges and {@code bytes} in all
+     * ({@link DeviceCopier#prepareToHost}); same refusals as {@link #copy}.
+     *
+     * @return completes once the preparation ran, failed (the lane logs it) or was abandoned by a stopping lane
+     */
+    CompletableFuture<Void> prepare(long ranges, long bytes) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        submit(new Job() {
+            @Override
+            public void run(DeviceCopier c) {
+                try {
+                    if (direction == Direction.TO_HOST) {
+                        c.prepareToHost(ranges, bytes);
+                    } else {
+                        c.prepareToDevice(ranges, bytes);
+                    }
+                } finally {
+                    done.complete(null);
+                }
+            }
+
+            @Override
+            public void abandon() {
+                done.complete(null);
+            }
+        });
+        return done;
+    }
+
     /** Queues a job; same refusals as {@link #copy}, after which the caller still owns what the job holds. */
     public void submit(Job job) {
         accept(new Run(job));

@@ -19,6 +19,9 @@ class HookedHostBackend implements DeviceBackend {
         CopyHook NONE = (plan, toHost) -> {};
 
         void beforeCopy(RangePlan plan, boolean toHost);
+
+        /** Called when a lane prepares its copier ({@link DeviceCopier#prepareToHost}); nothing by default. */
+        default void prepared(long ranges, long bytes, boolean toHost) {}
     }
 
     final HostDeviceBackend host;
@@ -58,6 +61,18 @@ class HookedHostBackend implements DeviceBackend {
             public void copyToDevice(RangePlan plan) {
                 hook.beforeCopy(plan, false);
                 copier.copyToDevice(plan);
+            }
+
+            @Override
+            public void prepareToHost(long ranges, long bytes) {
+                hook.prepared(ranges, bytes, true);
+                copier.prepareToHost(ranges, bytes);
+            }
+
+            @Override
+            public void prepareToDevice(long ranges, long bytes) {
+                hook.prepared(ranges, bytes, false);
+                copier.prepareToDevice(ranges, bytes);
             }
 
             @Override

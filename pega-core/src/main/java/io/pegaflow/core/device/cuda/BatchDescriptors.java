@@ -25,8 +25,8 @@ final class BatchDescriptors {
     private BatchDescriptors() {}
 
     /** Native bytes a plan of {@code ranges} needs. */
-    static long bytesFor(int ranges) {
-        return HEADER_BYTES + (long) ranges * BYTES_PER_RANGE;
+    static long bytesFor(long ranges) {
+        return HEADER_BYTES + ranges * BYTES_PER_RANGE;
     }
 
     /** Number of calls for {@code ranges} at {@code maxRanges} per call (0 for none). */

@@ -108,6 +108,26 @@ class CudaCopyModesGpuTest {
         }
     }
 
+    /**
+     * A copier prepared at registration (streams, submitting threads, descriptor buffers sized for a whole request, and
+     * smaller and larger plans than that afterwards) copies as an unprepared one does.
+     */
+    @Test
+    void shouldCopyByteForByteAfterPreparingForTheWholeRequest() throws Exception {
+        for (CudaCopyConfig config : List.of(config(CopyMode.AUTO), config(CopyMode.KERNEL), split(2))) {
+            try (DeviceCopier copier = backend.openCopier(0, config)) {
+                saveLane.submit(() -> copier.prepareToHost(73_728, 73_728L << 15))
+                        .get(120, TimeUnit.SECONDS);
+                loadLane.submit(() -> copier.prepareToDevice(4_096, 4_096L << 15))
+                        .get(120, TimeUnit.SECONDS);
+                for (CopyCase c : CopyCase.all()) {
+                    save(copier, c, config.mode());
+                    load(copier, c, config.mode());
+                }
+            }
+        }
+    }
+
     @Test
     void shouldCopyBothDirectionsAtOnceInEveryMode() throws Exception {
         CopyCase up = CopyCase.scattered("save 2048 x 16 KiB", 2048, 16 << 10, 11);
