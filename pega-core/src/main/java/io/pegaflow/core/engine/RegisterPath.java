@@ -148,7 +148,8 @@ final class RegisterPath {
                 DeviceCopier copier = backend.openCopier(c.deviceId());
                 DeviceContext context = new DeviceContext(
                         c.instanceId(), c.deviceId(), (int) c.tpRank(), (int) c.ppRank(), layers, copier);
-                prepared = context.start(agents);
+                context.start(agents);
+                prepared = context.prepareLanes();
                 if (!instance.addDevice(context)) {
                     context.close();
                     installed = true; // context.close() closed the mappings already

@@ -52,17 +52,20 @@ public final class DeviceContext implements AutoCloseable {
         this.loadLane = new DeviceLane(prefix + "-load", deviceId, DeviceLane.Direction.TO_DEVICE, copier);
     }
 
-    /**
-     * Starts both lanes, which report to {@code agents} until the context closes, and has each prepare its copier for
-     * a request of every block of every layer, so that the instance's first Save and Load do not create streams or
-     * grow descriptor buffers on their own time. Once.
-     *
-     * @return completes when both lanes prepared (or gave up); nothing waits on it for correctness
-     */
-    public CompletableFuture<Void> start(AgentGroup agents) {
+    /** Starts both lanes; they report to {@code agents} until the context closes. Once. */
+    public void start(AgentGroup agents) {
         this.agents = agents;
         saveLane.start(agents);
         loadLane.start(agents);
+    }
+
+    /**
+     * Has each started lane prepare its copier for a request of every block of every layer, so that the instance's
+     * first Save and Load do not create streams or grow descriptor buffers on their own time.
+     *
+     * @return completes when both lanes prepared (or gave up); nothing waits on it for correctness
+     */
+    public CompletableFuture<Void> prepareLanes() {
         long ranges = 0;
         long bytes = 0;
         for (LayerRegistration layer : layers.values()) {
