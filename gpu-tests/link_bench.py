@@ -184,7 +184,7 @@ def java_client(java, addr, http, inst, t, count, runs, seed):
         os.unlink(out)
     for r in report["runs"]:
         t.replay(r["save_ids"], r["load_ids"])
-    rows = [{k: r[k] for k in ("save_ms", "query_ms", "load_ms", "build_ms")} for r in report["runs"]]
+    rows = [{k: r[k] for k in ("save_ms", "send_ms", "query_ms", "load_ms", "build_ms")} for r in report["runs"]]
     before = phases.parse(report["metrics_before"])
     return (rows, phases.breakdown(before, phases.parse(report["metrics_after"])),
             phases.breakdown(phases.parse(report["metrics_cold"]), before))
@@ -220,6 +220,8 @@ def one(args, key, who, client, rng):
     for k in ("save_ms", "query_ms", "load_ms"):
         out[k] = round(med([r[k] for r in measured]), 3)
     out["query_load_ms"] = round(med([r["query_ms"] + r["load_ms"] for r in measured]), 3)
+    if "send_ms" in measured[0]:  # the compiled client's own serialising and handing over of the Save request
+        out["send_ms"] = round(med([r["send_ms"] for r in measured]), 3)
     print(json.dumps({k: v for k, v in out.items() if k not in ("phases", "cold_phases")}), flush=True)
     return out
 
@@ -280,6 +282,17 @@ def main():
                      f"{ld} | {r['load_ratio'] or '-'} | {r['query_load_ms']} | {r['cold_save_ms']} "
                      f"({r['cold_save_x_copy'] or '-'}) | {r['server_save_GBps']} | {r['engine_save_copy_GBps']} | "
                      f"{r['engine_load_copy_GBps']} | {d2h or '-'} / {h2d or '-'} | {r['layers_mismatched']} |")
+    lines += ["", "A Save as the client sees it against the server's own clock (medians and means of the measured runs,"
+              " ms): client = the Save RPC the client timed; server RPC = pegaflow_rpc_duration{method=save}, from the"
+              " call's headers to its reply; client only = client - server RPC; send = the compiled client serialising"
+              " and handing over the request, before the server sees the headers.", "",
+              "| layout | client | client Save | server RPC | client only | send | server receive |", "|---|---|---|---|---|---|---|"]
+    for r in results:
+        b = r["phases"] or {}
+        rpc = b.get("save_rpc_ms")
+        lines.append(f"| {r['layout']} | {r['client']} | {r['save_ms']} | {rpc if rpc is not None else '-'} | "
+                     f"{round(r['save_ms'] - rpc, 3) if rpc is not None else '-'} | {r.get('send_ms', '-')} | "
+                     f"{(b.get('save') or {}).get('receive', '-')} |")
     lines += ["", "Server phases (mean ms per request over the measured runs):", "",
               phases.table([(f"{r['layout']} {r['client']}", r["phases"]) for r in results]),
               "", "Server phases of the cold first Save and Load (one request each, right after registration):", "",

@@ -57,15 +57,24 @@ public final class LinkBench {
      *
      * @param buildMs building the Save request (outside the Save time)
      * @param saveMs the Save RPC, which returns once the copy landed in the pool
+     * @param sendMs the part of {@code saveMs} until the client had serialised and handed over the request
      * @param queryMs QueryPrefetch polled until every block hit
      * @param loadMs from sending Load until the load-state object turned 1
      * @param saveIds the saved block ids, in request order
      * @param loadIds where the saved blocks were loaded, in the same order
      */
-    public record Run(double buildMs, double saveMs, double queryMs, double loadMs, int[] saveIds, int[] loadIds) {}
+    public record Run(
+            double buildMs,
+            double saveMs,
+            double sendMs,
+            double queryMs,
+            double loadMs,
+            int[] saveIds,
+            int[] loadIds) {}
 
     private final LinkOptions options;
     private final EngineGrpc.EngineBlockingStub stub;
+    private final SendClock sendClock = new SendClock();
     private final SplittableRandom random;
 
     /** Full-size requests built and serialised before the first timed Save (see {@link #warmRequestPath}). */
@@ -73,7 +82,7 @@ public final class LinkBench {
 
     private LinkBench(LinkOptions options, ManagedChannel channel) {
         this.options = options;
-        this.stub = EngineGrpc.newBlockingStub(channel);
+        this.stub = EngineGrpc.newBlockingStub(channel).withInterceptors(sendClock);
         this.random = new SplittableRandom(options.seed());
     }
 
@@ -146,6 +155,7 @@ public final class LinkBench {
         long t1 = System.nanoTime();
         SaveResponse saved = deadline().save(save);
         long t2 = System.nanoTime();
+        long handedOver = sendClock.sentNanos();
         require(saved.getStatus().getOk(), "save", saved.getStatus().getMessage());
         ByteString lease = queryUntilHit(hashes, "link-" + run);
         long t3 = System.nanoTime();
@@ -165,7 +175,7 @@ public final class LinkBench {
             require(s == LoadStateShm.SUCCESS, "load", "load state " + s);
             t4 = System.nanoTime() - sent + t3;
         }
-        return new Run(ms(t1 - t0), ms(t2 - t1), ms(t3 - t2), ms(t4 - t3), ids, dst);
+        return new Run(ms(t1 - t0), ms(t2 - t1), ms(handedOver - t1), ms(t3 - t2), ms(t4 - t3), ids, dst);
     }
 
     private SaveRequest saveRequest(int[] ids, List<ByteString> hashes) {
@@ -326,6 +336,8 @@ public final class LinkBench {
                     .append(run.buildMs())
                     .append(",\"save_ms\":")
                     .append(run.saveMs())
+                    .append(",\"send_ms\":")
+                    .append(run.sendMs())
                     .append(",\"query_ms\":")
                     .append(run.queryMs())
                     .append(",\"load_ms\":")
