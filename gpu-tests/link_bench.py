@@ -168,13 +168,14 @@ def python_client(client, inst, ns, t, count, runs, rng, http):
     return rows, phases.breakdown(before, phases.scrape(http)), phases.breakdown(cold, before)
 
 
-def java_client(java, addr, http, inst, t, count, runs, seed):
+def java_client(java, addr, http, inst, t, count, runs, seed, write_buffer):
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         out = f.name
     try:
         cmd = shlex.split(java) + ["io.pegaflow.bench.link.LinkBench", "--addr", addr, "--http", http,
                                    "--instance", inst, "--layers", ",".join(t.names()), "--blocks", str(t.n),
-                                   "--count", str(count), "--runs", str(runs), "--seed", str(seed), "--out", out]
+                                   "--count", str(count), "--runs", str(runs), "--seed", str(seed), "--out", out,
+                                   "--write-buffer", str(write_buffer)]
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         if p.returncode != 0:
             raise RuntimeError(f"LinkBench exited {p.returncode}: {p.stderr[-2000:]}{p.stdout[-2000:]}")
@@ -205,7 +206,8 @@ def one(args, key, who, client, rng):
         if who == "python":
             rows, b, cold = python_client(client, inst, ns, t, count, args.runs, rng, args.http)
         else:
-            rows, b, cold = java_client(args.java, args.addr, args.http, inst, t, count, args.runs, rng.randrange(1 << 30))
+            rows, b, cold = java_client(args.java, args.addr, args.http, inst, t, count, args.runs, rng.randrange(1 << 30),
+                                          args.java_write_buffer)
         bad = t.mismatched_layers()
         client.unregister(inst)
         cleanup(args.http)  # the next client starts from an empty pool, so no Save of it pays for eviction
@@ -243,6 +245,8 @@ def main():
     ap.add_argument("--kv-heads", type=int, default=0, help="instead of 8: smaller ranges, the same counts")
     ap.add_argument("--head-dim", type=int, default=0, help="instead of 128")
     ap.add_argument("--clients", default="python,java")
+    ap.add_argument("--java-write-buffer", type=int, default=0,
+                    help="the compiled client's socket send buffer and Netty write-buffer mark in bytes (0: Netty's)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     client = EngineClient(args.addr)

@@ -3,6 +3,8 @@ package io.pegaflow.bench.link;
 import com.google.protobuf.ByteString;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.NettyChannelBuilder;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.WriteBufferWaterMark;
 import io.pegaflow.proto.EngineGrpc;
 import io.pegaflow.proto.HealthRequest;
 import io.pegaflow.proto.LeaseLoad;
@@ -99,10 +101,15 @@ public final class LinkBench {
 
     /** As {@link #run}, with the server's metrics around the measured runs. */
     public static Report report(LinkOptions options) {
-        ManagedChannel channel = NettyChannelBuilder.forAddress(options.host(), options.port())
+        NettyChannelBuilder builder = NettyChannelBuilder.forAddress(options.host(), options.port())
                 .usePlaintext()
-                .maxInboundMessageSize(MAX_MESSAGE_BYTES)
-                .build();
+                .maxInboundMessageSize(MAX_MESSAGE_BYTES);
+        int buffer = options.writeBufferBytes();
+        if (buffer > 0) {
+            builder.withOption(ChannelOption.SO_SNDBUF, buffer)
+                    .withOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(buffer / 2, buffer));
+        }
+        ManagedChannel channel = builder.build();
         try {
             LinkBench bench = new LinkBench(options, channel);
             // Connects and loads the client's classes, so the first run's Save times the server, not the channel.

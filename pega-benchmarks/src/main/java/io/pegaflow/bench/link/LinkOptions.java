@@ -20,6 +20,8 @@ import java.util.List;
  * @param timeoutSeconds the deadline of each RPC, of polling a query and of waiting for a Load
  * @param metricsUrl the server's Prometheus page, read before the first measured run and after the last (the
  *     server's own phase timers over exactly the measured runs); empty: not read
+ * @param writeBufferBytes the channel's socket send buffer and Netty's write-buffer high-water mark, in bytes; 0 keeps
+ *     Netty's defaults (a 64 KiB mark, above which Netty hands the socket no more of a request until it drained)
  */
 public record LinkOptions(
         String host,
@@ -32,11 +34,18 @@ public record LinkOptions(
         long seed,
         String salt,
         int timeoutSeconds,
-        String metricsUrl) {
+        String metricsUrl,
+        int writeBufferBytes) {
 
     public LinkOptions {
         layerNames = List.copyOf(layerNames);
-        if (layerNames.isEmpty() || blocks <= 0 || count <= 0 || count > blocks || runs < 0 || timeoutSeconds <= 0) {
+        if (layerNames.isEmpty()
+                || blocks <= 0
+                || count <= 0
+                || count > blocks
+                || runs < 0
+                || timeoutSeconds <= 0
+                || writeBufferBytes < 0) {
             throw new IllegalArgumentException("need layers, 0 < count <= blocks, runs >= 0, timeout > 0: "
                     + layerNames.size() + " layers, count " + count + ", blocks " + blocks + ", runs " + runs);
         }
@@ -44,7 +53,8 @@ public record LinkOptions(
 
     static final String USAGE = "usage: LinkBench --addr HOST:PORT --instance ID --layers NAME[,NAME...] --blocks N"
             + " --count C [--runs R (3)] [--seed S (20261201)] [--salt TEXT (instance id)] [--timeout SECONDS (60)]"
-            + " [--http HOST:PORT (the server's HTTP port: its phase timers go into the report)] [--out FILE.json]";
+            + " [--http HOST:PORT (the server's HTTP port: its phase timers go into the report)] [--out FILE.json]"
+            + " [--write-buffer BYTES (0: Netty's)]";
 
     /** Parses {@code --key value} pairs; {@code out} receives the {@code --out} path (empty when absent). */
     static LinkOptions parse(String[] args, List<String> out) {
@@ -58,6 +68,7 @@ public record LinkOptions(
         String salt = null;
         int timeout = 60;
         String http = "";
+        int writeBuffer = 0;
         for (int i = 0; i + 1 < args.length; i += 2) {
             String v = args[i + 1];
             switch (args[i]) {
@@ -72,6 +83,7 @@ public record LinkOptions(
                 case "--timeout" -> timeout = Integer.parseInt(v);
                 case "--http" -> http = "http://" + v + "/actuator/prometheus";
                 case "--out" -> out.add(v);
+                case "--write-buffer" -> writeBuffer = Integer.parseInt(v);
                 default -> throw new IllegalArgumentException("unknown option " + args[i] + "\n" + USAGE);
             }
         }
@@ -90,6 +102,7 @@ public record LinkOptions(
                 seed,
                 salt == null ? instance : salt,
                 timeout,
-                http);
+                http,
+                writeBuffer);
     }
 }

@@ -44,9 +44,10 @@ class LinkBenchTest extends ConformanceSupport {
 
             String metrics = "http://" + HOST + ":" + httpPort() + "/actuator/prometheus";
             LinkOptions options = new LinkOptions(
-                    HOST, port(), w.instanceId(), names, BLOCKS, COUNT, 3, 7L, "link-bench", 30, metrics);
+                    HOST, port(), w.instanceId(), names, BLOCKS, COUNT, 3, 7L, "link-bench", 30, metrics, 1 << 20);
             LinkBench.Report report = LinkBench.report(options);
             List<LinkBench.Run> runs = report.runs();
+            assertThat(report.metricsCold()).contains("pegaflow_save_phase_seconds_count{phase=\"copy\"}");
             assertThat(report.metricsBefore()).contains("pegaflow_save_phase_seconds_count{phase=\"copy\"}");
             assertThat(report.metricsAfter()).contains("pegaflow_load_phase_seconds_count{phase=\"copy\"}");
 
@@ -55,6 +56,7 @@ class LinkBenchTest extends ConformanceSupport {
                 assertThat(run.saveIds()).hasSize(COUNT).doesNotHaveDuplicates();
                 assertThat(run.loadIds()).hasSize(COUNT).doesNotHaveDuplicates();
                 assertThat(run.saveMs()).isPositive();
+                assertThat(run.sendMs()).isPositive().isLessThan(run.saveMs());
                 assertThat(run.loadMs()).isPositive();
                 for (byte[][] layer : expected) {
                     byte[][] saved = new byte[COUNT][];

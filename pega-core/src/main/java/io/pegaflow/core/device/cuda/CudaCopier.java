@@ -15,7 +15,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -529,10 +528,14 @@ final class CudaCopier implements DeviceCopier {
             return h;
         }
 
-        /** Starts the helper threads now rather than at the first split plan. */
+        /**
+         * Starts the helper threads now rather than at the first split plan: a fixed pool below its size starts a
+         * thread for each task it is handed.
+         */
         void startHelpers() {
-            if (helpers() instanceof ThreadPoolExecutor pool) {
-                pool.prestartAllCoreThreads();
+            ExecutorService h = helpers();
+            for (int i = 1; i < config.batchSubmitters(); i++) {
+                h.execute(() -> {});
             }
         }
 
