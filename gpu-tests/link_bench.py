@@ -289,14 +289,23 @@ def main():
     lines += ["", "A Save as the client sees it against the server's own clock (medians and means of the measured runs,"
               " ms): client = the Save RPC the client timed; server RPC = pegaflow_rpc_duration{method=save}, from the"
               " call's headers to its reply; client only = client - server RPC; send = the compiled client serialising"
-              " and handing over the request, before the server sees the headers.", "",
-              "| layout | client | client Save | server RPC | client only | send | server receive |", "|---|---|---|---|---|---|---|"]
+              " and handing over the request, before the server sees the headers; handler = server RPC - receive, from"
+              " the request's delivery to the reply; copy = the save phase `copy`.", "",
+              "| layout | client | client Save | server RPC | client only | send | server receive | handler |"
+              " RPC / copy | handler / copy |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         b = r["phases"] or {}
         rpc = b.get("save_rpc_ms")
+        receive = (b.get("save") or {}).get("receive")
+        copy = (b.get("save") or {}).get("copy")
+        handler = round(rpc - receive, 3) if rpc is not None and receive is not None else None
+        r.update({"save_handler_ms": handler,
+                  "save_rpc_x_copy": round(rpc / copy, 3) if rpc and copy else None,
+                  "save_handler_x_copy": round(handler / copy, 3) if handler and copy else None})
         lines.append(f"| {r['layout']} | {r['client']} | {r['save_ms']} | {rpc if rpc is not None else '-'} | "
                      f"{round(r['save_ms'] - rpc, 3) if rpc is not None else '-'} | {r.get('send_ms', '-')} | "
-                     f"{(b.get('save') or {}).get('receive', '-')} |")
+                     f"{receive if receive is not None else '-'} | {handler if handler is not None else '-'} | "
+                     f"{r['save_rpc_x_copy'] or '-'} | {r['save_handler_x_copy'] or '-'} |")
     lines += ["", "Server phases (mean ms per request over the measured runs):", "",
               phases.table([(f"{r['layout']} {r['client']}", r["phases"]) for r in results]),
               "", "Server phases of the cold first Save and Load (one request each, right after registration):", "",
