@@ -139,6 +139,9 @@ class MetricCatalogTest {
 
         assertThat(registered).as("pegaflow meters outside the catalog").isSubsetOf(catalog);
         assertThat(catalog).as("catalog entries never registered").isSubsetOf(registered);
+        assertThat(registry.getMeters())
+                .as("RPCs are timed once, by pegaflow_rpc_*: Spring gRPC's per-call observation is off")
+                .noneMatch(m -> m.getId().getName().startsWith("grpc.server"));
     }
 
     @Test
