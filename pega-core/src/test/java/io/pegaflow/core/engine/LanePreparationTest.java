@@ -6,9 +6,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pegaflow.core.error.EngineException;
 import io.pegaflow.core.memory.PoolConfig;
+import io.pegaflow.core.metrics.EngineCounter;
 import io.pegaflow.kernel.plan.RangePlan;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -71,6 +79,63 @@ class LanePreparationTest {
                         List.of(ranges, ranges * BLOCK_BYTES, true, "pega-prepared-dev0-save"),
                         List.of(ranges, ranges * BLOCK_BYTES, false, "pega-prepared-dev0-load"));
         harness.engine.unregister("prepared");
+    }
+
+    /**
+     * Steady state: instances register (and prepare their lanes) while another one keeps saving into a pool it has
+     * filled, so the reclaimer evicts under them; afterwards each new instance copies byte for byte, and closing the
+     * harness finds no allocation, lease or mapping left.
+     */
+    @Test
+    void shouldPrepareRegistrationsWhileAnotherInstanceSavesIntoAFullPool() throws Exception {
+        harness = new EngineHarness(EngineConfig.defaults(PoolConfig.of(2 * MIB)), hook);
+        EngineHarness.Worker busy = harness.worker("busy", LAYERS, BLOCKS, BLOCK_BYTES);
+        busy.register();
+        int[] all = IntStream.range(0, BLOCKS).toArray();
+        AtomicBoolean saving = new AtomicBoolean(true);
+        ExecutorService saver = Executors.newSingleThreadExecutor();
+        Future<Integer> rounds = saver.submit(() -> {
+            int round = 0;
+            while (saving.get() || round < 40) { // 40 rounds of 128 KiB: the 2 MiB pool is full twice over
+                busy.save(all, hashes(10 + round % 100, BLOCKS)); // salts 10..109, the joined ones 200..205
+                round++;
+            }
+            return round;
+        });
+        List<EngineHarness.Worker> joined = new ArrayList<>();
+        try {
+            for (int i = 0; i < 6; i++) {
+                EngineHarness.Worker w = harness.worker("joined-" + i, LAYERS, BLOCKS, BLOCK_BYTES);
+                w.register();
+                joined.add(w);
+            }
+        } finally {
+            saving.set(false);
+            saver.shutdown();
+        }
+        assertThat(rounds.get(60, TimeUnit.SECONDS)).isGreaterThanOrEqualTo(40);
+        harness.engine.flushSeals();
+
+        assertThat(harness.engine.metrics().count(EngineCounter.CACHE_EVICTIONS))
+                .as("the pool was full")
+                .isPositive();
+        assertThat(prepared).hasSize(2 * 7);
+        int[] ids = {1, 2, 3, 40};
+        for (int i = 0; i < joined.size(); i++) {
+            EngineHarness.Worker w = joined.get(i);
+            long[] content = {10L * i, 10L * i + 1, 10L * i + 2, 10L * i + 3};
+            w.fill(ids, content);
+            List<byte[]> h = hashes(200 + i, ids.length);
+            w.save(ids, h);
+            harness.engine.flushSeals();
+            QueryOutcome hit = w.query(h, "r" + i);
+            assertThat(hit.hitBlocks()).isEqualTo(ids.length);
+            w.zero();
+            assertThat(w.load(hit.lease(), ids).state()).isEqualTo(1);
+            w.verify(ids, content);
+            harness.engine.unregister(w.instanceId);
+        }
+        harness.engine.unregister("busy");
     }
 
     @Test
