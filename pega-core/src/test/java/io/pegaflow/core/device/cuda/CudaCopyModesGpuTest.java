@@ -115,6 +115,8 @@ class CudaCopyModesGpuTest {
     @Test
     void shouldCopyByteForByteAfterPreparingForTheWholeRequest() throws Exception {
         for (CudaCopyConfig config : List.of(config(CopyMode.AUTO), config(CopyMode.KERNEL), split(2))) {
+            bind();
+            long freeBefore = Cuda.memGetInfo()[0];
             try (DeviceCopier copier = backend.openCopier(0, config)) {
                 saveLane.submit(() -> copier.prepareToHost(73_728, 73_728L << 15))
                         .get(120, TimeUnit.SECONDS);
@@ -125,6 +127,12 @@ class CudaCopyModesGpuTest {
                     load(copier, c, config.mode());
                 }
             }
+            bind();
+            assertThat(Cuda.memGetInfo()[0])
+                    .as(
+                            "device memory after closing the prepared copier (%s): its 4 MiB descriptor buffer went back",
+                            config.mode())
+                    .isGreaterThanOrEqualTo(freeBefore - (2L << 20));
         }
     }
 
