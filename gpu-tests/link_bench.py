@@ -140,12 +140,35 @@ def query_until(client, inst, hashes, req_id, want, timeout=60.0):
     raise AssertionError(f"query for {inst} reached {hits} of {want} hits in {timeout}s")
 
 
-def python_client(client, inst, ns, t, count, runs, rng, http):
-    """bandwidth.py's Save / Query / Load loop through grpcio; returns per-run times (ms), the phase breakdown of the
-    measured runs and that of the cold first run."""
-    rows, cold, before = [], phases.scrape(http), None
+def warm_cycle(client, inst, ns, t, count, rng, cycle, queries):
+    """LinkBench's warm-up cycle through grpcio: a Save of fresh hashes, QueryPrefetch until every block hit, a Load
+    back into the blocks they came from (the tensors keep their bytes), then queries - 1 more queries, each lease
+    released; so the server's paths are compiled before the measured runs, as in a server in service."""
+    ids = scattered(t.n, count, rng)
+    hashes = [block_hash(f"{ns}-warmup-{cycle}", i) for i in range(count)]
+    client.save(inst, 0, 0, t.names(), ids, hashes)
+    lease = query_until(client, inst, hashes, f"w-{cycle}", count)
+    st = LoadState()
+    try:
+        client.load(inst, 0, 0, st.name, t.names(), [(lease, ids)])
+        state = st.wait(60)
+    finally:
+        st.close()
+    assert state == 1, f"warm-up load state {state}"
+    for q in range(1, queries):
+        client.release(query_until(client, inst, hashes, f"w-{cycle}-{q}", count))
+
+
+def python_client(client, inst, ns, t, count, runs, rng, http, warmup, warm_queries):
+    """bandwidth.py's Save / Query / Load loop through grpcio, with LinkBench's warm-up cycles between the cold first
+    run and the measured ones; returns per-run times (ms), the phase breakdown of the measured runs and that of the
+    cold first run."""
+    rows, cold, cold_after, before = [], phases.scrape(http), None, None
     for run in range(runs + 1):
         if run == 1:
+            cold_after = phases.scrape(http)
+            for cycle in range(warmup):
+                warm_cycle(client, inst, ns, t, count, rng, cycle, warm_queries)
             before = phases.scrape(http)
         ids = scattered(t.n, count, rng)
         hashes = [block_hash(f"{ns}-{run}", i) for i in range(count)]
@@ -165,17 +188,20 @@ def python_client(client, inst, ns, t, count, runs, rng, http):
         assert state == 1, f"load state {state}"
         t.replay(ids, dst)
         rows.append({"save_ms": (t1 - t0) * 1e3, "query_ms": (t2 - t1) * 1e3, "load_ms": (t3 - t2) * 1e3})
-    return rows, phases.breakdown(before, phases.scrape(http)), phases.breakdown(cold, before)
+    if cold_after is None:  # no measured runs
+        cold_after = before = phases.scrape(http)
+    return rows, phases.breakdown(before, phases.scrape(http)), phases.breakdown(cold, cold_after)
 
 
-def java_client(java, addr, http, inst, t, count, runs, seed, write_buffer):
+def java_client(java, addr, http, inst, t, count, runs, seed, write_buffer, warmup, warm_queries):
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         out = f.name
     try:
         cmd = shlex.split(java) + ["io.pegaflow.bench.link.LinkBench", "--addr", addr, "--http", http,
                                    "--instance", inst, "--layers", ",".join(t.names()), "--blocks", str(t.n),
                                    "--count", str(count), "--runs", str(runs), "--seed", str(seed), "--out", out,
-                                   "--write-buffer", str(write_buffer)]
+                                   "--write-buffer", str(write_buffer), "--warmup", str(warmup),
+                                   "--warm-queries", str(warm_queries)]
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         if p.returncode != 0:
             raise RuntimeError(f"LinkBench exited {p.returncode}: {p.stderr[-2000:]}{p.stdout[-2000:]}")
@@ -188,7 +214,7 @@ def java_client(java, addr, http, inst, t, count, runs, seed, write_buffer):
     rows = [{k: r[k] for k in ("save_ms", "send_ms", "query_ms", "load_ms", "build_ms")} for r in report["runs"]]
     before = phases.parse(report["metrics_before"])
     return (rows, phases.breakdown(before, phases.parse(report["metrics_after"])),
-            phases.breakdown(phases.parse(report["metrics_cold"]), before))
+            phases.breakdown(phases.parse(report["metrics_cold"]), phases.parse(report["metrics_cold_after"])))
 
 
 def one(args, key, who, client, rng):
@@ -204,10 +230,11 @@ def one(args, key, who, client, rng):
     try:
         client.register(inst, ns, 0, 1, 1, 0, t.layers)
         if who == "python":
-            rows, b, cold = python_client(client, inst, ns, t, count, args.runs, rng, args.http)
+            rows, b, cold = python_client(client, inst, ns, t, count, args.runs, rng, args.http, args.warmup,
+                                          args.warm_queries)
         else:
             rows, b, cold = java_client(args.java, args.addr, args.http, inst, t, count, args.runs, rng.randrange(1 << 30),
-                                          args.java_write_buffer)
+                                          args.java_write_buffer, args.warmup, args.warm_queries)
         bad = t.mismatched_layers()
         client.unregister(inst)
         cleanup(args.http)  # the next client starts from an empty pool, so no Save of it pays for eviction
@@ -247,6 +274,10 @@ def main():
     ap.add_argument("--clients", default="python,java")
     ap.add_argument("--java-write-buffer", type=int, default=0,
                     help="the compiled client's socket send buffer and Netty write-buffer mark in bytes (0: Netty's)")
+    ap.add_argument("--warmup", type=int, default=10,
+                    help="unmeasured Save, Query and Load cycles per client between its cold first run and the measured"
+                         " ones (the compiled client also sends warmup x warm-queries query misses before the cold run)")
+    ap.add_argument("--warm-queries", type=int, default=200, help="QueryPrefetch calls per warm-up cycle")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     client = EngineClient(args.addr)
@@ -263,6 +294,7 @@ def main():
         nbytes = results[-1]["bytes"]
         refs[key] = torch_contiguous(nbytes, 3) if args.kind == "cuda" else None
     lines = [f"GPU: {gpu}; {args.layers} layers, scattered block ids, median of {args.runs} runs after a cold first one"
+             f" and {args.warmup} warm-up cycles of a Save, {args.warm_queries} queries and a Load per client"
              "; GB/s = 1e9 B/s; ratio = to torch's contiguous copy of the same bytes in this run. Save = the Save RPC,"
              " Load = Load until load_state_shm is 1, Q+L = QueryPrefetch until every block hit, then the Load;"
              " server Save / copy = pegaflow_rpc_duration{method=save} and the save phase `copy`, engine load copy ="

@@ -22,6 +22,9 @@ import java.util.List;
  *     server's own phase timers over exactly the measured runs); empty: not read
  * @param writeBufferBytes the channel's socket send buffer and Netty's write-buffer high-water mark, in bytes; 0 keeps
  *     Netty's defaults (a 64 KiB mark, above which Netty hands the socket no more of a request until it drained)
+ * @param warmup unmeasured Save, QueryPrefetch and Load cycles between the cold first run and the measured ones
+ * @param warmQueries QueryPrefetch calls (each lease released) per warm-up cycle, and as many times {@code warmup}
+ *     misses before the cold first run
  */
 public record LinkOptions(
         String host,
@@ -35,7 +38,9 @@ public record LinkOptions(
         String salt,
         int timeoutSeconds,
         String metricsUrl,
-        int writeBufferBytes) {
+        int writeBufferBytes,
+        int warmup,
+        int warmQueries) {
 
     public LinkOptions {
         layerNames = List.copyOf(layerNames);
@@ -45,16 +50,20 @@ public record LinkOptions(
                 || count > blocks
                 || runs < 0
                 || timeoutSeconds <= 0
-                || writeBufferBytes < 0) {
-            throw new IllegalArgumentException("need layers, 0 < count <= blocks, runs >= 0, timeout > 0: "
-                    + layerNames.size() + " layers, count " + count + ", blocks " + blocks + ", runs " + runs);
+                || writeBufferBytes < 0
+                || warmup < 0
+                || warmQueries < 0) {
+            throw new IllegalArgumentException(
+                    "need layers, 0 < count <= blocks, runs >= 0, timeout > 0, warm-up >= 0: "
+                            + layerNames.size() + " layers, count " + count + ", blocks " + blocks + ", runs " + runs
+                            + ", warm-up " + warmup + " cycles of " + warmQueries + " queries");
         }
     }
 
     static final String USAGE = "usage: LinkBench --addr HOST:PORT --instance ID --layers NAME[,NAME...] --blocks N"
             + " --count C [--runs R (3)] [--seed S (20261201)] [--salt TEXT (instance id)] [--timeout SECONDS (60)]"
             + " [--http HOST:PORT (the server's HTTP port: its phase timers go into the report)] [--out FILE.json]"
-            + " [--write-buffer BYTES (0: Netty's)]";
+            + " [--write-buffer BYTES (0: Netty's)] [--warmup CYCLES (10)] [--warm-queries N (200)]";
 
     /** Parses {@code --key value} pairs; {@code out} receives the {@code --out} path (empty when absent). */
     static LinkOptions parse(String[] args, List<String> out) {
@@ -69,6 +78,8 @@ public record LinkOptions(
         int timeout = 60;
         String http = "";
         int writeBuffer = 0;
+        int warmup = 10;
+        int warmQueries = 200;
         for (int i = 0; i + 1 < args.length; i += 2) {
             String v = args[i + 1];
             switch (args[i]) {
@@ -84,6 +95,8 @@ public record LinkOptions(
                 case "--http" -> http = "http://" + v + "/actuator/prometheus";
                 case "--out" -> out.add(v);
                 case "--write-buffer" -> writeBuffer = Integer.parseInt(v);
+                case "--warmup" -> warmup = Integer.parseInt(v);
+                case "--warm-queries" -> warmQueries = Integer.parseInt(v);
                 default -> throw new IllegalArgumentException("unknown option " + args[i] + "\n" + USAGE);
             }
         }
@@ -103,6 +116,8 @@ public record LinkOptions(
                 salt == null ? instance : salt,
                 timeout,
                 http,
-                writeBuffer);
+                writeBuffer,
+                warmup,
+                warmQueries);
     }
 }

@@ -44,10 +44,35 @@ class LinkBenchTest extends ConformanceSupport {
 
             String metrics = "http://" + HOST + ":" + httpPort() + "/actuator/prometheus";
             LinkOptions options = new LinkOptions(
-                    HOST, port(), w.instanceId(), names, BLOCKS, COUNT, 3, 7L, "link-bench", 30, metrics, 1 << 20);
+                    HOST,
+                    port(),
+                    w.instanceId(),
+                    names,
+                    BLOCKS,
+                    COUNT,
+                    3,
+                    7L,
+                    "link-bench",
+                    30,
+                    metrics,
+                    1 << 20,
+                    2,
+                    5);
             LinkBench.Report report = LinkBench.report(options);
             List<LinkBench.Run> runs = report.runs();
             assertThat(report.metricsCold()).contains("pegaflow_save_phase_seconds_count{phase=\"copy\"}");
+            // Between the cold run and the measured ones: 2 warm-up cycles of a Save and 5 queries each, after the
+            // 2 × 5 misses before the cold run.
+            assertThat(calls(report.metricsColdAfter(), "save") - calls(report.metricsCold(), "save"))
+                    .isEqualTo(1);
+            assertThat(calls(report.metricsBefore(), "save") - calls(report.metricsColdAfter(), "save"))
+                    .isEqualTo(2);
+            assertThat(calls(report.metricsBefore(), "load") - calls(report.metricsColdAfter(), "load"))
+                    .isEqualTo(2);
+            assertThat(calls(report.metricsBefore(), "query_prefetch")
+                            - calls(report.metricsColdAfter(), "query_prefetch"))
+                    .isGreaterThanOrEqualTo(2 * 5);
+            assertThat(calls(report.metricsCold(), "query_prefetch")).isGreaterThanOrEqualTo(2 * 5);
             assertThat(report.metricsBefore()).contains("pegaflow_save_phase_seconds_count{phase=\"copy\"}");
             assertThat(report.metricsAfter()).contains("pegaflow_load_phase_seconds_count{phase=\"copy\"}");
 
@@ -77,6 +102,16 @@ class LinkBenchTest extends ConformanceSupport {
                 }
             }
         }
+    }
+
+    /** The server's count of successful {@code method} RPCs in a Prometheus text. */
+    private static long calls(String prometheus, String method) {
+        String key = "pegaflow_rpc_duration_seconds_count{method=\"" + method + "\",status=\"ok\"} ";
+        return prometheus
+                .lines()
+                .filter(line -> line.startsWith(key))
+                .mapToLong(line -> (long) Double.parseDouble(line.substring(key.length())))
+                .sum();
     }
 
     private static byte[][][] read(MockVllmWorker w) {
