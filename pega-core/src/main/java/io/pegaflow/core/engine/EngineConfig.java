@@ -19,6 +19,9 @@ import java.time.Duration;
  *     W-TinyLFU as the RAM tier's policy)
  * @param saveDeadline the longest a Save waits for its device copy, and on a full pool for queued Saves to be
  *     sealed, before it fails with DEADLINE_EXCEEDED (30 s; ours, the reference waits forever)
+ * @param headroomBytes pool bytes kept free by evicting the coldest blocks after each sealed Save, so the next Saves
+ *     allocate without evicting on their request thread; 0: evict only when an allocation fails (the reference).
+ *     Ours; less than the pool
  */
 public record EngineConfig(
         PoolConfig pool,
@@ -29,7 +32,8 @@ public record EngineConfig(
         boolean blockwiseAlloc,
         long hostAlignmentBytes,
         String admission,
-        Duration saveDeadline) {
+        Duration saveDeadline,
+        long headroomBytes) {
     /** The default {@link #saveDeadline()}. */
     public static final Duration DEFAULT_SAVE_DEADLINE = Duration.ofSeconds(30);
 
@@ -49,6 +53,34 @@ public record EngineConfig(
             throw new IllegalArgumentException(
                     "pega.cache.admission: " + admission + " (expected: lru, tinylfu or caffeine)");
         }
+        if (headroomBytes < 0 || headroomBytes >= pool.capacityBytes()) {
+            throw new IllegalArgumentException("pega.pool.headroom: " + headroomBytes + " bytes (expected: at least 0"
+                    + " and less than pega.pool.size, " + pool.capacityBytes() + " bytes)");
+        }
+    }
+
+    /** The configuration without {@link #headroomBytes()}: eviction only when an allocation fails. */
+    public EngineConfig(
+            PoolConfig pool,
+            Duration leaseTtl,
+            Duration maintenanceInterval,
+            Duration inflightMaxAge,
+            int evictionBatch,
+            boolean blockwiseAlloc,
+            long hostAlignmentBytes,
+            String admission,
+            Duration saveDeadline) {
+        this(
+                pool,
+                leaseTtl,
+                maintenanceInterval,
+                inflightMaxAge,
+                evictionBatch,
+                blockwiseAlloc,
+                hostAlignmentBytes,
+                admission,
+                saveDeadline,
+                0);
     }
 
     /** The configuration with the default {@link #saveDeadline()}. */
@@ -95,7 +127,8 @@ public record EngineConfig(
                 blockwiseAlloc,
                 hostAlignmentBytes,
                 admission,
-                saveDeadline);
+                saveDeadline,
+                headroomBytes);
     }
 
     public EngineConfig withHostAlignmentBytes(long alignmentBytes) {
@@ -108,7 +141,8 @@ public record EngineConfig(
                 blockwiseAlloc,
                 alignmentBytes,
                 admission,
-                saveDeadline);
+                saveDeadline,
+                headroomBytes);
     }
 
     public EngineConfig withSaveDeadline(Duration deadline) {
@@ -121,7 +155,8 @@ public record EngineConfig(
                 blockwiseAlloc,
                 hostAlignmentBytes,
                 admission,
-                deadline);
+                deadline,
+                headroomBytes);
     }
 
     public EngineConfig withBlockwiseAlloc(boolean blockwise) {
@@ -134,7 +169,8 @@ public record EngineConfig(
                 blockwise,
                 hostAlignmentBytes,
                 admission,
-                saveDeadline);
+                saveDeadline,
+                headroomBytes);
     }
 
     /** The configuration with another {@link #admission()} ({@code lru}, {@code tinylfu} or {@code caffeine}). */
@@ -148,6 +184,22 @@ public record EngineConfig(
                 blockwiseAlloc,
                 hostAlignmentBytes,
                 policy,
-                saveDeadline);
+                saveDeadline,
+                headroomBytes);
+    }
+
+    /** The configuration with another {@link #headroomBytes()}. */
+    public EngineConfig withHeadroomBytes(long bytes) {
+        return new EngineConfig(
+                pool,
+                leaseTtl,
+                maintenanceInterval,
+                inflightMaxAge,
+                evictionBatch,
+                blockwiseAlloc,
+                hostAlignmentBytes,
+                admission,
+                saveDeadline,
+                bytes);
     }
 }

@@ -119,8 +119,10 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
                 spill.offer(keys, blocks);
             }
             announcements.sealed(namespace, keys);
+            keepHeadroom(); // the resident set just grew: make room for the next Saves here, not on their threads
         });
-        this.reclaimer = new PoolReclaimer(pool, cache, metrics, config.evictionBatch(), announcements, sealer);
+        this.reclaimer = new PoolReclaimer(
+                pool, cache, metrics, config.evictionBatch(), config.headroomBytes(), announcements, sealer);
         this.prefetch = new PrefetchTable(
                 tiers,
                 reclaimer,
@@ -515,6 +517,10 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
     }
 
     /** Blocks the RAM tier's policy evicted while inserting: announced, counted and released like a reclaim batch. */
+    private void keepHeadroom() {
+        reclaimer.keepHeadroom();
+    }
+
     private void dropPolicyEvictions(EvictedBlocks evicted) {
         reclaimer.drop(evicted);
     }

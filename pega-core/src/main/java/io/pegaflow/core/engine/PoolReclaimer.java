@@ -21,6 +21,10 @@ import org.jspecify.annotations.Nullable;
  * memory but are not in the index yet, so they cannot be evicted. Without this wait a fast run of Saves could fail
  * with "pool exhausted" only because the sealer had not caught up, which the cold failure path can afford to avoid.
  *
+ * <p>With a headroom ({@code pega.pool.headroom}), {@link #keepHeadroom} evicts ahead of demand: after each sealed
+ * Save the coldest blocks go until that many bytes are free, on the sealing thread, so the next Saves find room
+ * without evicting on their own request thread (measured on a full pool: 1.2–2.4 ms of a 36-layer, 1024-block Save).
+ *
  * <p>The engine's {@link ReclaimingAllocator}: Save uses it, and so does every backing tier fetch. It is built from
  * the engine's parts (pool, index, announcements, the sealer's barrier), never from the facade.
  */
@@ -29,6 +33,7 @@ final class PoolReclaimer implements ReclaimingAllocator {
     private final BlockCache cache;
     private final EngineMetrics metrics;
     private final int batch;
+    private final long headroomBytes;
     private final IndexAnnouncements announcements;
     private final SealBarrier seals;
 
@@ -42,12 +47,14 @@ final class PoolReclaimer implements ReclaimingAllocator {
             BlockCache cache,
             EngineMetrics metrics,
             int batch,
+            long headroomBytes,
             IndexAnnouncements announcements,
             SealBarrier seals) {
         this.pool = pool;
         this.cache = cache;
         this.metrics = metrics;
         this.batch = batch;
+        this.headroomBytes = headroomBytes;
         this.announcements = announcements;
         this.seals = seals;
     }
@@ -101,6 +108,23 @@ final class PoolReclaimer implements ReclaimingAllocator {
                 }
                 return allocation;
             }
+        }
+    }
+
+    /**
+     * Evicts the coldest unreferenced blocks until the pool has {@code headroomBytes} free or nothing more can go (what
+     * is left is leased, loading or locked). Free bytes count every region, so a fragmented pool may still make a
+     * large allocation reclaim on its own; the headroom takes the common case off the request path. Never throws
+     * for want of room; a no-op without a headroom.
+     */
+    void keepHeadroom() {
+        while (headroomBytes > 0 && pool.capacityBytes() - pool.usedBytes() < headroomBytes) {
+            EvictedBlocks evicted = cache.evictColdest(batch);
+            if (evicted.count() == 0) {
+                return;
+            }
+            metrics.add(EngineCounter.CACHE_EVICTIONS_AHEAD, evicted.count());
+            drop(evicted);
         }
     }
 

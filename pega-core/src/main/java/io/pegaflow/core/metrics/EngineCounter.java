@@ -20,6 +20,8 @@ public enum EngineCounter {
     CACHE_ADMISSION_REJECTIONS,
     /** Blocks evicted from the cache. */
     CACHE_EVICTIONS,
+    /** Of those, blocks evicted after a sealed Save to keep the pool's headroom free (none on a request thread). */
+    CACHE_EVICTIONS_AHEAD,
     /** Evicted blocks still held elsewhere (a lease, an SSD write), so their memory returns later. */
     CACHE_EVICTIONS_STILL_REFERENCED,
     /** Pinned bytes freed by eviction. */

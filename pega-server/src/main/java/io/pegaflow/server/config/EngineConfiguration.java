@@ -70,7 +70,8 @@ public class EngineConfiguration {
                 p.blockwiseAlloc(),
                 1, // raised by the engine context to what its tiers need (512 with the SSD tier)
                 p.cache().admission(),
-                p.saveDeadline());
+                p.saveDeadline(),
+                pool.headroomBytes());
     }
 
     /**

@@ -84,6 +84,7 @@ public final class ServerMeterBinder implements MeterBinder {
         count(m, ServerMetric.PEGAFLOW_CACHE_BLOCK_INSERTIONS, c, EngineCounter.CACHE_INSERTIONS);
         count(m, ServerMetric.PEGAFLOW_CACHE_BLOCK_ADMISSION_REJECTIONS, c, EngineCounter.CACHE_ADMISSION_REJECTIONS);
         count(m, ServerMetric.PEGAFLOW_CACHE_BLOCK_EVICTIONS, c, EngineCounter.CACHE_EVICTIONS);
+        count(m, ServerMetric.PEGAFLOW_CACHE_BLOCK_EVICTIONS_AHEAD, c, EngineCounter.CACHE_EVICTIONS_AHEAD);
         count(
                 m,
                 ServerMetric.PEGAFLOW_CACHE_BLOCK_EVICTIONS_STILL_REFERENCED,

@@ -47,6 +47,8 @@ public enum ServerMetric implements MetricDescriptor {
     PEGAFLOW_CACHE_BLOCK_INSERTIONS(MetricType.COUNTER, "blocks", "Blocks inserted into the RAM index"),
     PEGAFLOW_CACHE_BLOCK_ADMISSION_REJECTIONS(MetricType.COUNTER, "blocks", "Blocks refused by admission"),
     PEGAFLOW_CACHE_BLOCK_EVICTIONS(MetricType.COUNTER, "blocks", "Blocks evicted"),
+    PEGAFLOW_CACHE_BLOCK_EVICTIONS_AHEAD(
+            MetricType.COUNTER, "blocks", "Blocks evicted after a sealed Save to keep the pool's headroom free"),
     PEGAFLOW_CACHE_BLOCK_EVICTIONS_STILL_REFERENCED(
             MetricType.COUNTER, "blocks", "Evicted blocks still held elsewhere"),
     PEGAFLOW_CACHE_EVICTION_RECLAIMED_BYTES(MetricType.COUNTER, "bytes", "Pinned bytes freed by eviction"),

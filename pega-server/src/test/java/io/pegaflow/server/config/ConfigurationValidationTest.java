@@ -20,7 +20,8 @@ class ConfigurationValidationTest {
         "pega.cache.admission, lfu, pega.cache.admission",
         "pega.eviction-batch, 0, pega.eviction-batch",
         "pega.lease.ttl, 0s, pega.lease.ttl",
-        "pega.pool.size, lots, pega.pool.size"
+        "pega.pool.size, lots, pega.pool.size",
+        "pega.pool.headroom, 4MB, pega.pool.headroom"
     })
     void shouldRefuseToStartWithAnUnusableValue(String key, String value, String named) {
         // Command-line arguments outrank the jar's application.yml, as they do for an operator.
