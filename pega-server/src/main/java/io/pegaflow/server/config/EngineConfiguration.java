@@ -71,7 +71,7 @@ public class EngineConfiguration {
                 1, // raised by the engine context to what its tiers need (512 with the SSD tier)
                 p.cache().admission(),
                 p.saveDeadline(),
-                pool.headroomBytes());
+                pool.headroom().toBytes());
     }
 
     /**

@@ -7,7 +7,6 @@ import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.Pattern;
 import java.time.Duration;
 import java.util.List;
-import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.util.unit.DataSize;
@@ -60,8 +59,8 @@ public record PegaProperties(
      *     ({@code MemAvailable}, or the container's cgroup headroom) minus this margin minus the JVM heap's room to grow
      *     is refused before it is mapped
      * @param headroom pool bytes kept free by evicting the coldest blocks after each sealed Save, so Saves allocate
-     *     without evicting on their request thread; 0 evicts only when an allocation fails (the reference); unset:
-     *     {@link #DEFAULT_HEADROOM}, at most an eighth of the pool
+     *     without evicting on their request thread; 0 (the default) evicts only when an allocation fails, as the
+     *     reference does; less than the pool
      */
     public record Pool(
             @NotNull @DefaultValue("2GB") DataSize size,
@@ -71,19 +70,7 @@ public record PegaProperties(
             @NotNull @DefaultValue("0B") DataSize hintValueSize,
             @Min(0) @DefaultValue("0") int pretouchThreads,
             @NotNull @DefaultValue("1GB") DataSize memoryMargin,
-            @Nullable DataSize headroom) {
-
-        /** The headroom when none is set, for pools of 16 GB and more (a 2.4 GB Save of 36 layers fits it whole). */
-        public static final DataSize DEFAULT_HEADROOM = DataSize.ofGigabytes(2);
-
-        /** The headroom in bytes: as set, or {@link #DEFAULT_HEADROOM} capped at an eighth of the pool. */
-        public long headroomBytes() {
-            if (headroom != null) {
-                return headroom.toBytes();
-            }
-            return Math.min(DEFAULT_HEADROOM.toBytes(), size.toBytes() / 8);
-        }
-    }
+            @NotNull @DefaultValue("0B") DataSize headroom) {}
 
     /**
      * Device backend selection ({@code pega.device.*}).

@@ -29,7 +29,14 @@ class StartupPreflightTest {
 
     private static PegaProperties.Pool pool(String size, boolean hugePages) {
         return new PegaProperties.Pool(
-                DataSize.parse(size), 1, hugePages, -1, DataSize.ofBytes(0), 0, DataSize.ofGigabytes(1), null);
+                DataSize.parse(size),
+                1,
+                hugePages,
+                -1,
+                DataSize.ofBytes(0),
+                0,
+                DataSize.ofGigabytes(1),
+                DataSize.ofBytes(0));
     }
 
     private static HostMemory memory(long availableBytes, long hugeFreeBytes) {
