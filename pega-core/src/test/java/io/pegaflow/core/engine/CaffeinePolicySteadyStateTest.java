@@ -106,20 +106,13 @@ class CaffeinePolicySteadyStateTest {
         return hotHits;
     }
 
-    /** Queries, loads whatever prefix hit into blocks 8.., checks it byte for byte; returns the hit count. */
+    /** Loads whatever prefix hit into blocks 8.., checked byte for byte; a miss is recomputed and saved again. */
     private static int loadAndCheck(Worker w, List<byte[]> hashes, long[] content, String req) {
-        QueryOutcome q = w.query(hashes, req);
-        int hits = (int) q.hitBlocks();
+        int hits = EngineHarness.loadPrefixAndVerify(w, hashes, content, req, BATCH);
         if (hits == 0) {
             w.fill(ids(0, BATCH), content);
-            w.save(ids(0, BATCH), hashes); // recomputed and saved again
-            return 0;
+            w.save(ids(0, BATCH), hashes);
         }
-        int[] target = ids(BATCH, BATCH + hits);
-        assertThat(w.load(q.lease(), target).succeeded()).isTrue();
-        long[] expected = new long[hits];
-        System.arraycopy(content, 0, expected, 0, hits);
-        w.verify(target, expected);
         return hits;
     }
 }

@@ -15,6 +15,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.OptionalInt;
 import java.util.concurrent.TimeUnit;
@@ -139,6 +140,22 @@ final class EngineHarness implements AutoCloseable {
             out.add(hash(salt, i));
         }
         return out;
+    }
+
+    /**
+     * Queries {@code hashes}, loads whatever prefix hit into blocks {@code targetFrom..} and checks it byte for byte
+     * against the first {@code content} ids; returns the hit count (0: nothing loaded, no lease left).
+     */
+    static int loadPrefixAndVerify(Worker w, List<byte[]> hashes, long[] content, String reqId, int targetFrom) {
+        QueryOutcome q = w.query(hashes, reqId);
+        int hits = (int) q.hitBlocks();
+        if (hits == 0) {
+            return 0;
+        }
+        int[] target = ids(targetFrom, targetFrom + hits);
+        assertThat(w.load(q.lease(), target).succeeded()).isTrue();
+        w.verify(target, Arrays.copyOf(content, hits));
+        return hits;
     }
 
     static int[] ids(int from, int to) {

@@ -200,18 +200,7 @@ class PoolHeadroomTest {
                 .hasMessageContaining("pega.pool.headroom");
     }
 
-    /** Queries, loads whatever prefix hit into blocks 8.., checks it byte for byte; returns the hit count. */
     private static int loadAndCheck(Worker w, List<byte[]> hashes, long[] content, String req) {
-        QueryOutcome q = w.query(hashes, req);
-        int hits = (int) q.hitBlocks();
-        if (hits == 0) {
-            return 0;
-        }
-        int[] target = ids(BATCH, BATCH + hits);
-        assertThat(w.load(q.lease(), target).succeeded()).isTrue();
-        long[] expected = new long[hits];
-        System.arraycopy(content, 0, expected, 0, hits);
-        w.verify(target, expected);
-        return hits;
+        return EngineHarness.loadPrefixAndVerify(w, hashes, content, req, BATCH);
     }
 }
