@@ -9,11 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.pegaflow.core.engine.EngineHarness.Worker;
 import io.pegaflow.core.memory.PoolConfig;
 import io.pegaflow.core.metrics.EngineCounter;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -62,32 +58,12 @@ class CaffeinePolicySteadyStateTest {
                 "caffeine");
         harness = new EngineHarness(config);
         PegaEngine engine = harness.engine;
-        List<Worker> workers = new ArrayList<>();
-        for (int c = 0; c < CLIENTS; c++) {
-            Worker w = harness.worker("client-" + c, 2 * BATCH, BLOCK_BYTES);
-            w.register();
-            workers.add(w);
-        }
-        ExecutorService pool = Executors.newFixedThreadPool(CLIENTS);
-        try {
-            List<Future<Integer>> results = new ArrayList<>();
-            for (int c = 0; c < CLIENTS; c++) {
-                int client = c;
-                Worker w = workers.get(c);
-                results.add(pool.submit(() -> runClient(engine, w, client)));
-            }
-            int hotHits = 0;
-            for (Future<Integer> f : results) {
-                hotHits += f.get(100, TimeUnit.SECONDS);
-            }
-            assertThat(hotHits).as("hot blocks found again across rounds").isPositive();
-        } finally {
-            pool.shutdownNow();
-        }
+        int hotHits = harness.concurrently(CLIENTS, 2 * BATCH, BLOCK_BYTES, (w, client) -> runClient(engine, w, client))
+                .total();
+        assertThat(hotHits).as("hot blocks found again across rounds").isPositive();
         engine.flushSeals();
         assertThat(engine.metrics().count(EngineCounter.CACHE_EVICTIONS)).isPositive();
         assertThat(engine.cache().residentBytes()).isLessThanOrEqualTo((long) (MIB * 0.875));
-        assertThat(engine.pool().usedBytes()).isLessThanOrEqualTo(engine.pool().capacityBytes());
     }
 
     /** Each round: a new batch saved, then the client's hot batch (round 0) and the new one queried and loaded. */

@@ -18,6 +18,9 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.OptionalInt;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
@@ -157,6 +160,43 @@ final class EngineHarness implements AutoCloseable {
         w.verify(target, Arrays.copyOf(content, hits));
         return hits;
     }
+
+    /** One client's rounds against its own registered worker; returns what the client counts (hits, loaded blocks). */
+    interface ClientRun {
+        int run(Worker worker, int client) throws Exception;
+    }
+
+    /**
+     * Registers {@code clients} workers of {@code numBlocks} blocks ({@code client-0}, …) and runs {@code run} for each on
+     * its own thread at once; returns the sum of what they counted and the workers, for a last look.
+     */
+    ConcurrentRun concurrently(int clients, int numBlocks, int blockBytes, ClientRun run) throws Exception {
+        List<Worker> registered = new ArrayList<>(clients);
+        for (int c = 0; c < clients; c++) {
+            Worker w = worker("client-" + c, numBlocks, blockBytes);
+            w.register();
+            registered.add(w);
+        }
+        ExecutorService threads = Executors.newFixedThreadPool(clients);
+        try {
+            List<Future<Integer>> results = new ArrayList<>(clients);
+            for (int c = 0; c < clients; c++) {
+                int client = c;
+                Worker w = registered.get(c);
+                results.add(threads.submit(() -> run.run(w, client)));
+            }
+            int total = 0;
+            for (Future<Integer> f : results) {
+                total += f.get(100, TimeUnit.SECONDS);
+            }
+            return new ConcurrentRun(total, registered);
+        } finally {
+            threads.shutdownNow();
+        }
+    }
+
+    /** What {@link #concurrently} returns. */
+    record ConcurrentRun(int total, List<Worker> workers) {}
 
     static int[] ids(int from, int to) {
         int[] out = new int[to - from];
