@@ -516,11 +516,12 @@ public final class PegaEngine implements AutoCloseable, BlockIndexListener.Resid
         return pool;
     }
 
-    /** Blocks the RAM tier's policy evicted while inserting: announced, counted and released like a reclaim batch. */
+    /** After a Save's blocks entered the RAM tier: evict ahead to keep {@code pega.pool.headroom} free (if set). */
     private void keepHeadroom() {
         reclaimer.keepHeadroom();
     }
 
+    /** Blocks the RAM tier's policy evicted while inserting: announced, counted and released like a reclaim batch. */
     private void dropPolicyEvictions(EvictedBlocks evicted) {
         reclaimer.drop(evicted);
     }
