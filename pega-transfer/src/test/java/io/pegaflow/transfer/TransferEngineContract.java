@@ -17,6 +17,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -106,6 +107,21 @@ public abstract class TransferEngineContract {
 
     protected static TransferResult await(CompletableFuture<TransferResult> f) throws Exception {
         return f.get(WAIT_SECONDS, TimeUnit.SECONDS);
+    }
+
+    /**
+     * Moves the clock past a deadline, then on by a millisecond every few milliseconds until {@code f} is done
+     * ({@value #WAIT_SECONDS} s at most), as real time would. A lane scans deadlines at most once per clock
+     * millisecond: a single jump could be scanned just before the lane took the work it should expire (the submit or
+     * the connect is still in its queue), and a clock that then stands still would never be scanned again.
+     */
+    protected void advancePast(Duration jump, CompletableFuture<?> f) {
+        clock.advance(jump);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (!f.isDone() && System.nanoTime() - deadline < 0) {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+            clock.advance(Duration.ofMillis(1));
+        }
     }
 
     /** A batch of {@code ops} ranges of {@code opBytes}, op k at offset {@code k * opBytes} on both sides. */
@@ -396,7 +412,7 @@ public abstract class TransferEngineContract {
         try {
             return f.get(5, TimeUnit.SECONDS);
         } catch (java.util.concurrent.TimeoutException e) {
-            clock.advance(Duration.ofSeconds(10));
+            advancePast(Duration.ofSeconds(10), f);
             return await(f);
         }
     }
@@ -422,7 +438,7 @@ public abstract class TransferEngineContract {
                 a.engine.submit(uid, batch(Direction.GET, dst.address(), src.address(), 8, 64 * KIB), 2_000_000_000L);
         assertThat(stuck).isNotDone();
         assertThat(peer(a.engine, uid).inFlightOps()).isEqualTo(8);
-        clock.advance(Duration.ofSeconds(3));
+        advancePast(Duration.ofSeconds(3), stuck);
         TransferResult r = await(stuck);
 
         assertThat(r.isComplete()).isFalse();
@@ -455,7 +471,7 @@ public abstract class TransferEngineContract {
         CompletableFuture<Void> connecting = a.engine.connect(uid, u.descriptor(), 1_000_000_000L);
         assertThat(connecting).isNotDone();
         assertThat(peer(a.engine, uid).state()).isEqualTo("CONNECTING");
-        clock.advance(Duration.ofSeconds(2));
+        advancePast(Duration.ofSeconds(2), connecting);
 
         assertThatThrownBy(() -> connecting.get(WAIT_SECONDS, TimeUnit.SECONDS))
                 .hasCauseInstanceOf(TransferException.class)
