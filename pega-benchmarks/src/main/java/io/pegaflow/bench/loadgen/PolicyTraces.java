@@ -18,7 +18,6 @@ import io.pegaflow.testkit.ShmDeviceMemory;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -240,15 +239,10 @@ public final class PolicyTraces {
             long poolBytes = (long) poolBlocks * BLOCK_BYTES;
             PinnedMemoryPool pool = PinnedMemoryPool.create(
                     new PoolConfig(poolBytes, 1, false, PoolConfig.NO_NUMA_NODE, BLOCK_BYTES, 0));
-            EngineConfig config = new EngineConfig(
-                    pool.config(),
-                    Duration.ofSeconds(600),
-                    Duration.ofSeconds(30),
-                    Duration.ofSeconds(300),
-                    64,
-                    true,
-                    512,
-                    policy.key());
+            EngineConfig config = EngineConfig.defaults(pool.config())
+                    .withBlockwiseAlloc(true)
+                    .withHostAlignmentBytes(512)
+                    .withAdmission(policy.key());
             EngineContext context =
                     new EngineContext().config(config).pool(pool).backend(new HostDeviceBackend());
             if (ssdDir != null) {

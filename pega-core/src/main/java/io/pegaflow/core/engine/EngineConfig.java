@@ -2,6 +2,7 @@ package io.pegaflow.core.engine;
 
 import io.pegaflow.core.memory.PoolConfig;
 import java.time.Duration;
+import java.util.function.Consumer;
 
 /**
  * Everything the engine needs to start, as plain values (the server maps its typed properties onto this; the core
@@ -59,147 +60,102 @@ public record EngineConfig(
         }
     }
 
-    /** The configuration without {@link #headroomBytes()}: eviction only when an allocation fails. */
-    public EngineConfig(
-            PoolConfig pool,
-            Duration leaseTtl,
-            Duration maintenanceInterval,
-            Duration inflightMaxAge,
-            int evictionBatch,
-            boolean blockwiseAlloc,
-            long hostAlignmentBytes,
-            String admission,
-            Duration saveDeadline) {
-        this(
-                pool,
-                leaseTtl,
-                maintenanceInterval,
-                inflightMaxAge,
-                evictionBatch,
-                blockwiseAlloc,
-                hostAlignmentBytes,
-                admission,
-                saveDeadline,
-                0);
-    }
-
-    /** The configuration with the default {@link #saveDeadline()}. */
-    public EngineConfig(
-            PoolConfig pool,
-            Duration leaseTtl,
-            Duration maintenanceInterval,
-            Duration inflightMaxAge,
-            int evictionBatch,
-            boolean blockwiseAlloc,
-            long hostAlignmentBytes,
-            String admission) {
-        this(
-                pool,
-                leaseTtl,
-                maintenanceInterval,
-                inflightMaxAge,
-                evictionBatch,
-                blockwiseAlloc,
-                hostAlignmentBytes,
-                admission,
-                DEFAULT_SAVE_DEADLINE);
-    }
-
     private static void requirePositive(String name, Duration d) {
         if (d == null || d.isNegative() || d.isZero()) {
             throw new IllegalArgumentException(name + ": " + d + " (expected: a positive duration)");
         }
     }
 
-    /** The reference's defaults around the given pool. */
+    /** The reference's defaults around the given pool, with our 30 s {@link #saveDeadline()} and no headroom. */
     public static EngineConfig defaults(PoolConfig pool) {
         return new EngineConfig(
-                pool, Duration.ofSeconds(600), Duration.ofSeconds(30), Duration.ofSeconds(300), 64, false, 1, "lru");
+                pool,
+                Duration.ofSeconds(600),
+                Duration.ofSeconds(30),
+                Duration.ofSeconds(300),
+                64,
+                false,
+                1,
+                "lru",
+                DEFAULT_SAVE_DEADLINE,
+                0);
     }
 
     public EngineConfig withLeaseTtl(Duration ttl) {
-        return new EngineConfig(
-                pool,
-                ttl,
-                maintenanceInterval,
-                inflightMaxAge,
-                evictionBatch,
-                blockwiseAlloc,
-                hostAlignmentBytes,
-                admission,
-                saveDeadline,
-                headroomBytes);
+        return edit(v -> v.leaseTtl = ttl);
+    }
+
+    public EngineConfig withEvictionBatch(int blocks) {
+        return edit(v -> v.evictionBatch = blocks);
     }
 
     public EngineConfig withHostAlignmentBytes(long alignmentBytes) {
-        return new EngineConfig(
-                pool,
-                leaseTtl,
-                maintenanceInterval,
-                inflightMaxAge,
-                evictionBatch,
-                blockwiseAlloc,
-                alignmentBytes,
-                admission,
-                saveDeadline,
-                headroomBytes);
+        return edit(v -> v.hostAlignmentBytes = alignmentBytes);
     }
 
     public EngineConfig withSaveDeadline(Duration deadline) {
-        return new EngineConfig(
-                pool,
-                leaseTtl,
-                maintenanceInterval,
-                inflightMaxAge,
-                evictionBatch,
-                blockwiseAlloc,
-                hostAlignmentBytes,
-                admission,
-                deadline,
-                headroomBytes);
+        return edit(v -> v.saveDeadline = deadline);
     }
 
     public EngineConfig withBlockwiseAlloc(boolean blockwise) {
-        return new EngineConfig(
-                pool,
-                leaseTtl,
-                maintenanceInterval,
-                inflightMaxAge,
-                evictionBatch,
-                blockwise,
-                hostAlignmentBytes,
-                admission,
-                saveDeadline,
-                headroomBytes);
+        return edit(v -> v.blockwiseAlloc = blockwise);
     }
 
     /** The configuration with another {@link #admission()} ({@code lru}, {@code tinylfu} or {@code caffeine}). */
     public EngineConfig withAdmission(String policy) {
-        return new EngineConfig(
-                pool,
-                leaseTtl,
-                maintenanceInterval,
-                inflightMaxAge,
-                evictionBatch,
-                blockwiseAlloc,
-                hostAlignmentBytes,
-                policy,
-                saveDeadline,
-                headroomBytes);
+        return edit(v -> v.admission = policy);
     }
 
     /** The configuration with another {@link #headroomBytes()}. */
     public EngineConfig withHeadroomBytes(long bytes) {
-        return new EngineConfig(
-                pool,
-                leaseTtl,
-                maintenanceInterval,
-                inflightMaxAge,
-                evictionBatch,
-                blockwiseAlloc,
-                hostAlignmentBytes,
-                admission,
-                saveDeadline,
-                bytes);
+        return edit(v -> v.headroomBytes = bytes);
+    }
+
+    /** A copy with some values changed, validated as a new configuration is. */
+    private EngineConfig edit(Consumer<Values> change) {
+        Values v = new Values(this);
+        change.accept(v);
+        return v.build();
+    }
+
+    /** The components of a configuration being copied: the one place besides the record that lists them all. */
+    private static final class Values {
+        final PoolConfig pool;
+        Duration leaseTtl;
+        final Duration maintenanceInterval;
+        final Duration inflightMaxAge;
+        int evictionBatch;
+        boolean blockwiseAlloc;
+        long hostAlignmentBytes;
+        String admission;
+        Duration saveDeadline;
+        long headroomBytes;
+
+        Values(EngineConfig c) {
+            pool = c.pool;
+            leaseTtl = c.leaseTtl;
+            maintenanceInterval = c.maintenanceInterval;
+            inflightMaxAge = c.inflightMaxAge;
+            evictionBatch = c.evictionBatch;
+            blockwiseAlloc = c.blockwiseAlloc;
+            hostAlignmentBytes = c.hostAlignmentBytes;
+            admission = c.admission;
+            saveDeadline = c.saveDeadline;
+            headroomBytes = c.headroomBytes;
+        }
+
+        EngineConfig build() {
+            return new EngineConfig(
+                    pool,
+                    leaseTtl,
+                    maintenanceInterval,
+                    inflightMaxAge,
+                    evictionBatch,
+                    blockwiseAlloc,
+                    hostAlignmentBytes,
+                    admission,
+                    saveDeadline,
+                    headroomBytes);
+        }
     }
 }

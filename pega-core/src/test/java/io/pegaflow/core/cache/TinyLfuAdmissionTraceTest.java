@@ -20,7 +20,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalInt;
@@ -56,15 +55,9 @@ class TinyLfuAdmissionTraceTest {
         PinnedMemoryPool pool =
                 PinnedMemoryPool.create(new PoolConfig(POOL_BYTES, 1, false, PoolConfig.NO_NUMA_NODE, BLOCK_BYTES, 0));
         AdmissionPolicy admission = policy.equals("tinylfu") ? TinyLfuAdmission.forPool(pool) : AdmissionPolicy.ALWAYS;
-        EngineConfig config = new EngineConfig(
-                pool.config(),
-                Duration.ofSeconds(600),
-                Duration.ofSeconds(30),
-                Duration.ofSeconds(300),
-                64,
-                blockwise,
-                1,
-                policy);
+        EngineConfig config = EngineConfig.defaults(pool.config())
+                .withBlockwiseAlloc(blockwise)
+                .withAdmission(policy);
         try (PegaEngine engine = PegaEngine.launch(new EngineContext()
                 .config(config)
                 .pool(pool)

@@ -47,15 +47,10 @@ class CaffeinePolicySteadyStateTest {
     @Test
     void shouldServeByteExactLoadsWithAFullPoolAndConcurrentClients() throws Exception {
         // 64 blocks of pool; the policy may hold 56 of them; four clients save 8 at a time
-        EngineConfig config = new EngineConfig(
-                PoolConfig.of(MIB),
-                EngineConfig.defaults(PoolConfig.of(MIB)).leaseTtl(),
-                EngineConfig.defaults(PoolConfig.of(MIB)).maintenanceInterval(),
-                EngineConfig.defaults(PoolConfig.of(MIB)).inflightMaxAge(),
-                4,
-                true,
-                1,
-                "caffeine");
+        EngineConfig config = EngineConfig.defaults(PoolConfig.of(MIB))
+                .withEvictionBatch(4)
+                .withBlockwiseAlloc(true)
+                .withAdmission("caffeine");
         harness = new EngineHarness(config);
         PegaEngine engine = harness.engine;
         int hotHits = harness.concurrently(CLIENTS, 2 * BATCH, BLOCK_BYTES, (w, client) -> runClient(engine, w, client))

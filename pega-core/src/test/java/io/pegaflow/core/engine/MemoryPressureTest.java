@@ -33,17 +33,10 @@ class MemoryPressureTest {
     private Worker w;
 
     private void start(boolean blockwise) {
-        EngineConfig defaults = EngineConfig.defaults(PoolConfig.of(MIB));
         // Evict 4 blocks per reclaim step (default 64 would empty this small index at once), so LRU order is visible.
-        EngineConfig config = new EngineConfig(
-                defaults.pool(),
-                defaults.leaseTtl(),
-                defaults.maintenanceInterval(),
-                defaults.inflightMaxAge(),
-                BATCH,
-                blockwise,
-                1,
-                "lru");
+        EngineConfig config = EngineConfig.defaults(PoolConfig.of(MIB))
+                .withEvictionBatch(BATCH)
+                .withBlockwiseAlloc(blockwise);
         harness = new EngineHarness(config);
         engine = harness.engine;
         w = harness.worker("pressure", DEVICE_BLOCKS, BLOCK_BYTES);

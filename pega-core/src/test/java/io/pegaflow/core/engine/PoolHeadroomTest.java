@@ -38,16 +38,9 @@ class PoolHeadroomTest {
     }
 
     private static EngineConfig config(long headroomBytes) {
-        EngineConfig defaults = EngineConfig.defaults(PoolConfig.of(MIB));
-        return new EngineConfig(
-                        PoolConfig.of(MIB),
-                        defaults.leaseTtl(),
-                        defaults.maintenanceInterval(),
-                        defaults.inflightMaxAge(),
-                        4,
-                        true,
-                        1,
-                        "lru")
+        return EngineConfig.defaults(PoolConfig.of(MIB))
+                .withEvictionBatch(4)
+                .withBlockwiseAlloc(true)
                 .withHeadroomBytes(headroomBytes);
     }
 

@@ -38,16 +38,7 @@ class StagingAllocatorTest {
 
     @BeforeEach
     void start() {
-        EngineConfig defaults = EngineConfig.defaults(PoolConfig.of(MIB));
-        EngineConfig config = new EngineConfig(
-                defaults.pool(),
-                defaults.leaseTtl(),
-                defaults.maintenanceInterval(),
-                defaults.inflightMaxAge(),
-                BATCH,
-                false,
-                1,
-                "lru");
+        EngineConfig config = EngineConfig.defaults(PoolConfig.of(MIB)).withEvictionBatch(BATCH);
         harness = new EngineHarness(config);
         engine = harness.engine;
         w = harness.worker("cached", BLOCKS, BLOCK_BYTES);

@@ -150,15 +150,7 @@ class SsdEngineTest {
         store = faulty ? FaultyFile.openStore(config, files) : SsdStore.open(config);
         tier = new SsdBackingTier(store, maxPrefetchBlocks);
         PinnedMemoryPool pool = PinnedMemoryPool.create(PoolConfig.of(4 * MIB));
-        EngineConfig engineConfig = new EngineConfig(
-                pool.config(),
-                Duration.ofSeconds(600),
-                Duration.ofSeconds(30),
-                Duration.ofSeconds(300),
-                64,
-                false,
-                512,
-                "lru");
+        EngineConfig engineConfig = EngineConfig.defaults(pool.config()).withHostAlignmentBytes(512);
         engine = PegaEngine.launch(new EngineContext()
                 .config(engineConfig)
                 .pool(pool)
