@@ -25,6 +25,7 @@ import org.springframework.test.context.ActiveProfiles;
         properties = {
             "spring.grpc.server.port=0",
             "pega.pool.size=16MB",
+            "pega.pool.headroom=0",
             "pega.device.backend=host",
             "pega.admin.token=" + ProductionProfileLoggersTest.TOKEN
         })
