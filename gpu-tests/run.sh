@@ -28,7 +28,7 @@
 #      same pega.state.dir and SSD shard restores it, and its next QueryPrefetch/Load are served from SSD byte-exact
 #      (first start, SIGKILL -> Health, restore, first QueryPrefetch, next Load times)     -> restart.json
 # Environment: PEGA_BUNDLE (bundle file), POOL_SIZE (default 32GB), GRPC_PORT (50055), HTTP_PORT (9091),
-#              MODES ("auto batch kernel per-range"), E2E_ONLY (scenario names, first mode), SKIP_JUNIT=1, SKIP_E2E=1, SKIP_PREFIX=1, SKIP_BANDWIDTH=1, SKIP_HYBRID=1, HYBRID_ARGS (e.g. "--runs 5"),
+#              MODES ("auto batch kernel per-range"), E2E_ONLY (scenario names, first mode), SKIP_JUNIT=1, SKIP_E2E=1, SKIP_PREFIX=1, PREFIX_ARGS (e.g. "--warmup 0"), SKIP_BANDWIDTH=1, SKIP_HYBRID=1, HYBRID_ARGS (e.g. "--runs 5"),
 #              SKIP_RESTART=1, RESTART_POOL_SIZE (4GB), RESTART_SSD_CAPACITY (1GB), RESTART_ONLY=1 (only steps 1 and 6),
 #              BACKEND=host + E2E_KIND=host (no-GPU dry run), JUNIT_CLASSES="fully.qualified.Test ..." (only those),
 #              JUNIT_JAVA_OPTS (e.g. -Dpega.gpu.tuning=1 for the copy tuning sweeps), SERVER_JAVA_OPTS
@@ -145,7 +145,7 @@ for mode in ${MODES:-auto}; do
 
   if [[ "${SKIP_PREFIX:-0}" != 1 && $first == 1 ]]; then
     step "A 10k-token Qwen3-8B prefix through the server, copy mode $mode (prefix_e2e.py)"
-    timeout 200 python3 "$here/prefix_e2e.py" --addr "127.0.0.1:$grpc_port" --out "$report/prefix-$mode.json" > "$scratch/prefix.log" 2>&1
+    timeout 200 python3 "$here/prefix_e2e.py" --addr "127.0.0.1:$grpc_port" ${PREFIX_ARGS:-} --out "$report/prefix-$mode.json" > "$scratch/prefix.log" 2>&1
     [[ $? == 0 ]] || status=1
     tail -8 "$scratch/prefix.log" | fence
   fi
