@@ -124,10 +124,10 @@ final class EngineHarness implements AutoCloseable {
 
     /**
      * The reference harness hash {@code [salt] ++ u32_le(i)}. The salt is one byte there too: salts 256 apart would give
-     * the same hashes, so anything outside a byte is refused rather than silently colliding.
+     * the same hashes, so anything outside 0..255 is refused rather than silently colliding.
      */
     static byte[] hash(int salt, int i) {
-        if (salt < Byte.MIN_VALUE || salt > 0xFF) {
+        if (salt < 0 || salt > 0xFF) {
             throw new IllegalArgumentException("hash salt " + salt + " does not fit the hash's one salt byte");
         }
         return ByteBuffer.allocate(5)
